@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * kprog: in-kernel progression of MPI point-to-point messages.
+ *
+ * This is the only interface between the kernel module (kmod/) and user
+ * space (libshim/, tests/). Fixed-width types only, no pointers: every
+ * address travels as __u64 so 32- and 64-bit user space see one layout.
+ *
+ * Life of a file descriptor (one endpoint):
+ *   open("/dev/kprog")
+ *   KPROG_IOC_VERSION            optional; lets a client check the ABI first
+ *   KPROG_IOC_JOIN               joins (or creates) a job, takes a rank
+ *   mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+ *   KPROG_IOC_SEND / KPROG_IOC_RECV / KPROG_IOC_PROBE / KPROG_IOC_CANCEL
+ *   consume completions from the ring; KPROG_IOC_WAIT or poll() to sleep
+ *   close()                      cancels everything still posted
+ *
+ * Every ioctl other than VERSION and JOIN fails with EBADFD until JOIN
+ * succeeded. Bad arguments fail with EINVAL (or the errno named below) and
+ * change nothing.
+ */
+#ifndef _UAPI_LINUX_KPROG_H
+#define _UAPI_LINUX_KPROG_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* Bumped on any incompatible change of this file. */
+#define KPROG_ABI_VERSION	1
+
+#define KPROG_DEVICE		"/dev/kprog"
+
+/* Wildcards, valid in kprog_post.peer/tag of a receive and in probes. */
+#define KPROG_ANY_SOURCE	(-1)
+#define KPROG_ANY_TAG		(-1)
+
+/*
+ * KPROG_IOC_JOIN: attach this endpoint to job @job_key as @rank of @size.
+ *
+ * The first endpoint to join a key creates the job and fixes its size,
+ * owner (effective uid) and eager limit. Later joiners must give the same
+ * @size (EINVAL otherwise), an @eager_limit of 0 or the same value (EINVAL),
+ * a free rank (EADDRINUSE) and, unless the job was created with
+ * KPROG_JOIN_SHARED, the same effective uid (EACCES). A job of another user
+ * can only be joined if both its creator and the joiner pass
+ * KPROG_JOIN_SHARED: both processes must agree to share memory.
+ * A second JOIN on one fd fails with EISCONN; a wrong @abi_version with
+ * EPROTONOSUPPORT; @size above the module's max_job_size with E2BIG.
+ */
+#define KPROG_JOIN_SHARED	(1U << 0)
+
+struct kprog_join {
+	__u32 abi_version;	/* in: KPROG_ABI_VERSION */
+	__u32 flags;		/* in: KPROG_JOIN_* */
+	__u64 job_key;		/* in: agreed by the ranks, e.g. random */
+	__u32 rank;		/* in: 0 <= rank < size */
+	__u32 size;		/* in: ranks in the job */
+	__u32 eager_limit;	/* in: bytes, 0 = module default; out: in force */
+	__u32 ring_entries;	/* out: completion slots in the ring */
+	__u64 ring_bytes;	/* out: length to mmap at offset 0 */
+	__u32 max_iov;		/* out: most kprog_iov entries per post */
+	__u32 max_ops;		/* out: most operations posted at once */
+};
+
+/* One segment of a non-contiguous buffer. */
+struct kprog_iov {
+	__u64 base;
+	__u64 len;
+};
+
+/*
+ * KPROG_IOC_SEND and KPROG_IOC_RECV: post an operation.
+ *
+ * Send: @peer is the destination rank, @tag >= 0. Recv: @peer is a rank or
+ * KPROG_ANY_SOURCE, @tag a tag >= 0 or KPROG_ANY_TAG. Matching follows MPI:
+ * same @context, source and tag (or wildcard), and messages from one sender
+ * on one context are matched in the order they were posted.
+ *
+ * @addr/@len describe the buffer; with KPROG_POST_IOV, @addr points to an
+ * array of @len struct kprog_iov (at most max_iov, else EINVAL). The buffer
+ * must stay valid and untouched until the completion arrives; the kernel
+ * reads or writes it only once the operation is matched.
+ *
+ * Sends up to the job's eager limit are copied into a kernel buffer while
+ * the receiver's eager quota allows, and complete at once. Larger sends,
+ * synchronous sends (KPROG_SEND_SYNC) and sends over quota go by
+ * rendezvous: once both sides are posted, a kernel worker copies the data
+ * straight from the sender's pages into the receiver's pages.
+ *
+ * On return, @done says whether the operation already completed. If it
+ * did, @cqe holds its completion and no ring entry will be written for it.
+ * Otherwise exactly one ring entry with this @req_id will follow.
+ *
+ * A receive with KPROG_RECV_MESSAGE takes the message that a matching
+ * KPROG_IOC_PROBE with KPROG_PROBE_DEQUEUE removed and named @msg_id;
+ * @peer and @tag are ignored (ENOENT if no such message).
+ *
+ * Errors: EINVAL (bad rank, tag, context, flags), EFAULT (unreadable iov
+ * array or, for an eager send, unreadable buffer), ENOBUFS (max_ops
+ * reached), ECONNRESET (the destination rank has left the job).
+ */
+#define KPROG_POST_IOV		(1U << 0)
+#define KPROG_SEND_SYNC		(1U << 1)
+#define KPROG_RECV_MESSAGE	(1U << 2)
+
+/* Completion entry; 32 bytes, also the ring's slot format. */
+struct kprog_cqe {
+	__u64 req_id;		/* the poster's cookie */
+	__u64 bytes;		/* bytes moved (received count for a recv) */
+	__s32 source;		/* rank of the sender (recv), of the peer (send) */
+	__s32 tag;		/* tag of the message */
+	__s32 error;		/* 0 or a negative errno, see below */
+	__u32 flags;		/* KPROG_CQE_* */
+};
+
+/*
+ * cqe.error: 0; -EMSGSIZE: the message was longer than the receive buffer,
+ * @bytes were received (MPI_ERR_TRUNCATE); -ECONNRESET: the peer exited
+ * or was killed before the transfer finished (the buffer contents are
+ * undefined); -EFAULT: a buffer was not mapped; -ECANCELED with
+ * KPROG_CQE_CANCELLED: cancelled by KPROG_IOC_CANCEL or at close.
+ */
+#define KPROG_CQE_CANCELLED	(1U << 0)
+
+struct kprog_post {
+	__u64 req_id;		/* in: cookie echoed in the completion */
+	__u64 addr;		/* in: buffer, or kprog_iov array with IOV */
+	__u64 len;		/* in: bytes, or iov count with IOV */
+	__u64 msg_id;		/* in: with KPROG_RECV_MESSAGE */
+	__u32 context;		/* in: communicator context id */
+	__s32 peer;		/* in: see above */
+	__s32 tag;		/* in: see above */
+	__u32 flags;		/* in: KPROG_POST_*, KPROG_SEND_*, KPROG_RECV_* */
+	__u32 done;		/* out: 1 if completed already, see @cqe */
+	__u32 __pad;
+	struct kprog_cqe cqe;	/* out: valid when @done */
+};
+
+/*
+ * KPROG_IOC_PROBE: look for the first message matching (@context,
+ * @source, @tag) that no receive has taken yet, without receiving it.
+ * With KPROG_PROBE_BLOCK, sleep until one arrives (EINTR on a signal);
+ * otherwise return at once with @found = 0 if there is none.
+ * With KPROG_PROBE_DEQUEUE (MPI_Mprobe), a found message is removed from
+ * matching and kept under @msg_id for a KPROG_RECV_MESSAGE receive;
+ * EEXIST if @msg_id is already in use.
+ */
+#define KPROG_PROBE_BLOCK	(1U << 0)
+#define KPROG_PROBE_DEQUEUE	(1U << 1)
+
+struct kprog_probe {
+	__u32 context;		/* in */
+	__s32 source;		/* in: rank or KPROG_ANY_SOURCE */
+	__s32 tag;		/* in: tag or KPROG_ANY_TAG */
+	__u32 flags;		/* in: KPROG_PROBE_* */
+	__u64 msg_id;		/* in: with KPROG_PROBE_DEQUEUE */
+	__u32 found;		/* out: 1 if a message matched */
+	__s32 out_source;	/* out */
+	__s32 out_tag;		/* out */
+	__u32 __pad;
+	__u64 bytes;		/* out: message length */
+};
+
+/*
+ * KPROG_IOC_CANCEL: cancel the posted operation named @req_id. Returns 0
+ * if it was still unmatched: it is withdrawn and its completion (error
+ * -ECANCELED, KPROG_CQE_CANCELLED) is written to the ring. EBUSY if it is
+ * already matched or complete (it will complete normally), ENOENT if no
+ * posted operation has that id. Receives and rendezvous sends can be
+ * cancelled; an eager send completed at post time cannot.
+ */
+struct kprog_cancel {
+	__u64 req_id;
+};
+
+/*
+ * KPROG_IOC_WAIT: sleep until the ring holds at least one completion
+ * (head != tail), or @timeout_ns passes (ETIMEDOUT), or a signal comes
+ * (EINTR). @timeout_ns < 0 waits without limit, 0 only moves completions
+ * held back by an overflow into the ring and returns. poll() on the fd
+ * reports EPOLLIN under the same condition.
+ */
+struct kprog_wait {
+	__s64 timeout_ns;
+};
+
+/*
+ * The completion ring, mapped at offset 0 (length ring_bytes from JOIN).
+ * The kernel writes slots and then advances @tail (release); user space
+ * reads slots up to @tail (acquire) and then advances @head. Indices run
+ * freely and wrap at 2^32; slot = index & (entries - 1).
+ *
+ * When the ring is full the kernel keeps further completions in its own
+ * list (bounded by max_ops) and sets @overflow. User space that sees
+ * @overflow set after draining calls KPROG_IOC_WAIT with timeout 0 to
+ * have them moved in. Nothing is ever dropped.
+ */
+struct kprog_ring_hdr {
+	__u32 head;		/* written by user space */
+	__u32 __pad0[15];	/* head and tail on separate cache lines */
+	__u32 tail;		/* written by the kernel */
+	__u32 overflow;		/* written by the kernel */
+	__u32 entries;		/* power of two */
+	__u32 __pad1[13];
+};
+
+#define KPROG_RING_CQES_OFFSET	128
+
+#define KPROG_IOC_MAGIC		0xB7
+#define KPROG_IOC_VERSION	_IOR(KPROG_IOC_MAGIC, 0, __u32)
+#define KPROG_IOC_JOIN		_IOWR(KPROG_IOC_MAGIC, 1, struct kprog_join)
+#define KPROG_IOC_SEND		_IOWR(KPROG_IOC_MAGIC, 2, struct kprog_post)
+#define KPROG_IOC_RECV		_IOWR(KPROG_IOC_MAGIC, 3, struct kprog_post)
+#define KPROG_IOC_PROBE		_IOWR(KPROG_IOC_MAGIC, 4, struct kprog_probe)
+#define KPROG_IOC_CANCEL	_IOW(KPROG_IOC_MAGIC, 5, struct kprog_cancel)
+#define KPROG_IOC_WAIT		_IOW(KPROG_IOC_MAGIC, 6, struct kprog_wait)
+
+#endif /* _UAPI_LINUX_KPROG_H */
