@@ -1,0 +1,41 @@
+# kprog top-level build. `make` builds everything; `make check` runs all
+# tests (native, then one VM boot) and ends with `N passed, N failed`;
+# `make demo` runs the short overlap benchmark with and without kprog in
+# the VM. Both call scripts/setup first, so they work on a fresh machine.
+
+KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
+	  [ -e /lib/modules/$$v/build/Makefile ] && echo $$v; done | sort -V | tail -n1)
+KDIR ?= /lib/modules/$(KVER)/build
+export KVER KDIR
+
+USER_DIRS := libshim bench tests/selftests tests/mpi
+
+.PHONY: all module user $(USER_DIRS) setup check demo checkpatch clean
+
+all: module user
+
+setup:
+	scripts/setup
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+user: $(USER_DIRS)
+
+$(USER_DIRS):
+	$(MAKE) -C $@
+
+check: setup
+	$(MAKE) all
+	scripts/check
+
+demo: setup
+	$(MAKE) all
+	scripts/demo
+
+checkpatch:
+	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f kmod/*.c kmod/*.h include/uapi/linux/kprog.h
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	for d in $(USER_DIRS); do $(MAKE) -C $$d clean; done
