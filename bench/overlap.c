@@ -1,0 +1,925 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench/overlap: the MPI overlap benchmark suite of Denis & Trahay,
+ * "MPI Overlap: Benchmark and Analysis" (ICPP 2016), for 2 ranks.
+ *
+ * Benchmarks (node 0 = rank 0 measures, node 1 = rank 1):
+ *   sender     rank 0: MPI_Isend, compute, MPI_Wait, recv 0-byte ACK;
+ *              rank 1: blocking MPI_Recv, send ACK.
+ *              T_measured = full sequence on rank 0 - 0-byte latency.
+ *   receiver   rank 0: send 0-byte CTS, MPI_Irecv, compute, MPI_Wait;
+ *              rank 1: recv CTS, blocking MPI_Send.
+ *              T_measured = full sequence on rank 0 - 0-byte latency.
+ *   both       rank 0: Isend, compute, Wait, Irecv, compute, Wait;
+ *              rank 1: Irecv, compute, Wait, Isend, compute, Wait.
+ *              T_measured = half the full sequence on rank 0.
+ *   noncontig  as sender, with a vector of blocks of 32 MPI_CHAR with a
+ *              stride of 64 bytes; T_comm = ping-pong with that type.
+ *   cpu        rank 0: Isend, compute, Wait (no ACK); rank 1: blocking
+ *              recv. T_measured = full sequence on rank 0;
+ *              T_comm = time of a blocking MPI_Send on rank 0.
+ *   nload      both ranks run N computing threads in the background
+ *              (MPI_THREAD_FUNNELED); main thread: blocking send then
+ *              recv (rank 1: recv then send). T_measured = half the
+ *              sequence; "ratio" = T_measured / T_comm(no threads)
+ *              (slowdown, drawn on a log scale as in the paper).
+ * Base benchmarks, run first per size: ping-pong contiguous (T_comm of
+ * sender, receiver, both, nload), ping-pong derived datatype (noncontig),
+ * blocking MPI_Send time (cpu) and the 0-byte latency.
+ *
+ * Overhead ratio, equation 1:
+ *   ratio = (T_measured - max(T_comm, T_comp)) / min(T_comm, T_comp)
+ * 0 = perfect overlap, 1 = serialized, > 1 worse than serialized.
+ *
+ * Every round starts with an explicit send/recv synchronisation in which
+ * the receiving side is ready first (no MPI_Barrier). Times come from
+ * clock_gettime(CLOCK_MONOTONIC), never MPI_Wtime; each point reports the
+ * median of --iters rounds. Received data is checked against a pattern
+ * (first and last measured round of every point, or every round with
+ * --verify all), outside the timed region.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <math.h>
+#include <errno.h>
+#include <dirent.h>
+#include <unistd.h>
+#include <getopt.h>
+
+enum { B_SENDER, B_RECEIVER, B_BOTH, B_NONCONTIG, B_CPU, B_NLOAD, NBENCH };
+static const char *bench_name[NBENCH] = {
+	"sender", "receiver", "both", "noncontig", "cpu", "nload"
+};
+
+/* base measurements */
+enum { K_PINGPONG = NBENCH, K_PINGPONG_DT, K_SENDTIME };
+
+enum { TAG_SYNC = 11, TAG_DATA = 12, TAG_ACK = 13, TAG_CTL = 14 };
+
+#define MAXSIZES 256
+#define MAXCOMPS 256
+#define MAXTHREADS 1024
+#define GUARD 64
+#define FILLBYTE 0xA5
+
+static int rank;
+static int peer;
+static unsigned char *sbuf, *rbuf;
+
+/* options */
+static int want[NBENCH];
+static size_t sizes[MAXSIZES];
+static int nsizes;
+static double comps[MAXCOMPS];
+static int ncomps;
+static int comp_auto = 1, comp_equal;
+static double comp_min = 1.0, comp_max;	/* us; comp_max 0 = 2 x max T_comm */
+static int iters = 50, warmup = 2;
+static int verify_all;
+static int threads_list[MAXTHREADS];
+static int nthreads_list;
+static clockid_t comp_clock = CLOCK_THREAD_CPUTIME_ID;
+static const char *csv_path;
+static const char *label = "";
+static int quiet;
+
+/* results of the base benchmarks, per size index, in us */
+static double lat0;
+static double t_pp[MAXSIZES], t_ppdt[MAXSIZES], t_send[MAXSIZES];
+
+static long total_errors;
+static long pt_errors;		/* this rank, current point */
+static long pt_first_bad = -1;
+
+static double t_start;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * The computation: integer work until @us of this thread's CPU time
+ * (default: a fixed amount of work on a CPU; if something else takes the
+ * CPU away, the computation takes longer in wall time, as real work would)
+ * or of wall-clock time (--comp-clock wall) have passed.
+ */
+static volatile uint64_t sink;
+
+static void compute(double us)
+{
+	int64_t end;
+	uint64_t x = sink | 1;
+
+	if (us <= 0)
+		return;
+	end = clock_ns(comp_clock) + (int64_t)(us * 1000.0);
+	do {
+		for (int i = 0; i < 32; i++)
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	} while (clock_ns(comp_clock) < end);
+	sink = x;
+}
+
+/* ---- data pattern ---- */
+static inline uint64_t patw(uint64_t i, uint64_t seed)
+{
+	uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ULL ^ (seed * 0xC2B2AE3D27D4EB4FULL + 0x165667B19E3779F9ULL);
+
+	z ^= z >> 29;
+	return z;
+}
+
+static inline unsigned char patb(uint64_t off, uint64_t seed)
+{
+	return (unsigned char)(patw(off / 8, seed) >> (8 * (off % 8)));
+}
+
+/* bytes of the buffer a message of @size occupies (vector type: 2x) */
+static size_t extent_of(size_t size, int noncontig)
+{
+	if (!noncontig)
+		return size;
+	return size ? (size / 32 - 1) * 64 + 32 : 0;
+}
+
+static void fill_send(unsigned char *b, size_t size, int noncontig, uint64_t seed)
+{
+	size_t n = extent_of(size, noncontig), w = n / 8;
+	uint64_t *p = (uint64_t *)b;
+
+	for (size_t i = 0; i < w; i++)
+		p[i] = patw(i, seed);
+	for (size_t o = w * 8; o < n; o++)
+		b[o] = patb(o, seed);
+}
+
+static void prefill_recv(unsigned char *b, size_t size, int noncontig)
+{
+	memset(b, FILLBYTE, extent_of(size, noncontig) + GUARD);
+}
+
+static void bad(long off)
+{
+	pt_errors++;
+	if (pt_first_bad < 0)
+		pt_first_bad = off;
+}
+
+static void check_recv(const unsigned char *b, size_t size, int noncontig, uint64_t seed)
+{
+	size_t n = extent_of(size, noncontig);
+	const uint64_t *p = (const uint64_t *)b;
+	const uint64_t fillw = 0x0101010101010101ULL * FILLBYTE;
+
+	if (!noncontig) {
+		size_t w = n / 8;
+
+		for (size_t i = 0; i < w; i++)
+			if (p[i] != patw(i, seed))
+				bad(i * 8);
+		for (size_t o = w * 8; o < n; o++)
+			if (b[o] != patb(o, seed))
+				bad(o);
+	} else {
+		/* blocks of 32 bytes every 64 bytes; the gaps stay untouched */
+		for (size_t blk = 0; blk < size / 32; blk++) {
+			size_t w0 = blk * 8;
+
+			for (size_t i = w0; i < w0 + 4; i++)
+				if (p[i] != patw(i, seed))
+					bad(i * 8);
+			if (blk + 1 < size / 32)
+				for (size_t i = w0 + 4; i < w0 + 8; i++)
+					if (p[i] != fillw)
+						bad(i * 8);
+		}
+	}
+	for (size_t o = n; o < n + GUARD; o++)	/* nothing written past the end */
+		if (b[o] != FILLBYTE)
+			bad(o);
+}
+
+/* ---- kprog detection: is libkprog.so mapped, is /dev/kprog open ---- */
+static void kprog_status(int *loaded, int *devopen)
+{
+	char line[4096], path[300], tgt[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+	DIR *d;
+	struct dirent *e;
+
+	*loaded = 0;
+	*devopen = 0;
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, "libkprog"))
+				*loaded = 1;
+		fclose(f);
+	}
+	d = opendir("/proc/self/fd");
+	if (d) {
+		while ((e = readdir(d))) {
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+			n = readlink(path, tgt, sizeof(tgt) - 1);
+			if (n > 0) {
+				tgt[n] = 0;
+				if (!strcmp(tgt, "/dev/kprog"))
+					*devopen = 1;
+			}
+		}
+		closedir(d);
+	}
+}
+
+/* one line saying whether kprog is in use, agreed over both ranks */
+static const char *kprog_mode(char *buf, size_t len)
+{
+	int st[2], all[4];
+
+	kprog_status(&st[0], &st[1]);
+	MPI_Gather(st, 2, MPI_INT, all, 2, MPI_INT, 0, MPI_COMM_WORLD);
+	if (rank != 0)
+		return "";
+	if (!all[0] && !all[2])
+		snprintf(buf, len, "absent (libkprog.so not loaded)");
+	else if (all[1] && all[3])
+		snprintf(buf, len, "active (libkprog.so loaded, /dev/kprog open on both ranks)");
+	else if (all[0] && all[2] && !all[1] && !all[3])
+		snprintf(buf, len, "passthrough (libkprog.so loaded, /dev/kprog not open%s)",
+			 access("/dev/kprog", F_OK) ? ": no /dev/kprog" : "");
+	else
+		snprintf(buf, len, "partial (rank0: shim %d dev %d, rank1: shim %d dev %d)",
+			 all[0], all[1], all[2], all[3]);
+	return buf;
+}
+
+/* ---- background threads for nload ---- */
+static atomic_int bg_stop;
+
+static void *bg_thread(void *arg)
+{
+	uint64_t x = (uintptr_t)arg | 1;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	/* not confined to the core mpirun bound the rank to */
+	CPU_ZERO(&set);
+	for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
+		CPU_SET(c, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!atomic_load_explicit(&bg_stop, memory_order_relaxed))
+		for (int i = 0; i < 256; i++)
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	sink = x;
+	return NULL;
+}
+
+/* ---- one round ---- */
+static void sync_wait(void)	/* rank 0 waits until rank 1 is ready */
+{
+	MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_SYNC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+static void sync_ready(void)
+{
+	MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_SYNC, MPI_COMM_WORLD);
+}
+
+/*
+ * Runs one round of @kind; returns T (us) on rank 0. @dt/@count describe
+ * the message of @size payload bytes.
+ */
+static double one_round(int kind, size_t size, MPI_Datatype dt, int count,
+			int nc, double comp, int check, uint64_t seed)
+{
+	MPI_Request req;
+	double t0 = 0, t1 = 0, T = 0;
+	uint64_t s01 = seed * 2, s10 = seed * 2 + 1;	/* per direction */
+
+	switch (kind) {
+	case K_PINGPONG:
+	case K_PINGPONG_DT:
+	case B_NLOAD:
+		if (rank == 0) {
+			if (check) {
+				fill_send(sbuf, size, nc, s01);
+				prefill_recv(rbuf, size, nc);
+			}
+			sync_wait();
+			t0 = now_us();
+			MPI_Send(sbuf, count, dt, 1, TAG_DATA, MPI_COMM_WORLD);
+			MPI_Recv(rbuf, count, dt, 1, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			t1 = now_us();
+			T = (t1 - t0) / 2;
+			if (check)	/* rank 1 echoes what it received */
+				check_recv(rbuf, size, nc, s01);
+		} else {
+			if (check)
+				prefill_recv(rbuf, size, nc);
+			sync_ready();
+			MPI_Recv(rbuf, count, dt, 0, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(rbuf, count, dt, 0, TAG_DATA, MPI_COMM_WORLD);
+			if (check)
+				check_recv(rbuf, size, nc, s01);
+		}
+		break;
+
+	case K_SENDTIME:
+	case B_SENDER:
+	case B_NONCONTIG:
+	case B_CPU:
+		if (rank == 0) {
+			if (check)
+				fill_send(sbuf, size, nc, s01);
+			sync_wait();
+			t0 = now_us();
+			if (kind == K_SENDTIME) {
+				MPI_Send(sbuf, count, dt, 1, TAG_DATA, MPI_COMM_WORLD);
+			} else {
+				MPI_Isend(sbuf, count, dt, 1, TAG_DATA, MPI_COMM_WORLD, &req);
+				compute(comp);
+				MPI_Wait(&req, MPI_STATUS_IGNORE);
+			}
+			if (kind == B_SENDER || kind == B_NONCONTIG)
+				MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_ACK, MPI_COMM_WORLD,
+					 MPI_STATUS_IGNORE);
+			t1 = now_us();
+			T = t1 - t0;
+			if (kind == B_SENDER || kind == B_NONCONTIG)
+				T -= lat0;
+		} else {
+			if (check)
+				prefill_recv(rbuf, size, nc);
+			sync_ready();
+			MPI_Recv(rbuf, count, dt, 0, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			if (kind == B_SENDER || kind == B_NONCONTIG)
+				MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_ACK, MPI_COMM_WORLD);
+			if (check)
+				check_recv(rbuf, size, nc, s01);
+		}
+		break;
+
+	case B_RECEIVER:
+		if (rank == 0) {
+			if (check)
+				prefill_recv(rbuf, size, nc);
+			t0 = now_us();
+			/* the 0-byte CTS: the receiver is ready first */
+			MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_SYNC, MPI_COMM_WORLD);
+			MPI_Irecv(rbuf, count, dt, 1, TAG_DATA, MPI_COMM_WORLD, &req);
+			compute(comp);
+			MPI_Wait(&req, MPI_STATUS_IGNORE);
+			t1 = now_us();
+			T = t1 - t0 - lat0;
+			if (check)
+				check_recv(rbuf, size, nc, s10);
+		} else {
+			if (check)
+				fill_send(sbuf, size, nc, s10);
+			MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_SYNC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(sbuf, count, dt, 0, TAG_DATA, MPI_COMM_WORLD);
+		}
+		break;
+
+	case B_BOTH:
+		if (check) {
+			fill_send(sbuf, size, nc, rank == 0 ? s01 : s10);
+			prefill_recv(rbuf, size, nc);
+		}
+		if (rank == 0) {
+			sync_wait();
+			t0 = now_us();
+			MPI_Isend(sbuf, count, dt, 1, TAG_DATA, MPI_COMM_WORLD, &req);
+			compute(comp);
+			MPI_Wait(&req, MPI_STATUS_IGNORE);
+			MPI_Irecv(rbuf, count, dt, 1, TAG_DATA, MPI_COMM_WORLD, &req);
+			compute(comp);
+			MPI_Wait(&req, MPI_STATUS_IGNORE);
+			t1 = now_us();
+			T = (t1 - t0) / 2;
+			if (check)
+				check_recv(rbuf, size, nc, s10);
+		} else {
+			MPI_Irecv(rbuf, count, dt, 0, TAG_DATA, MPI_COMM_WORLD, &req);
+			sync_ready();
+			compute(comp);
+			MPI_Wait(&req, MPI_STATUS_IGNORE);
+			MPI_Isend(sbuf, count, dt, 0, TAG_DATA, MPI_COMM_WORLD, &req);
+			compute(comp);
+			MPI_Wait(&req, MPI_STATUS_IGNORE);
+			if (check)
+				check_recv(rbuf, size, nc, s01);
+		}
+		break;
+	}
+	return T;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double ratio_eq1(double tmeas, double tcomm, double tcomp)
+{
+	double mn = tcomm < tcomp ? tcomm : tcomp;
+	double mx = tcomm > tcomp ? tcomm : tcomp;
+
+	if (mn <= 0)
+		return NAN;
+	return (tmeas - mx) / mn;
+}
+
+static MPI_Datatype vec_type(size_t size)
+{
+	MPI_Datatype t;
+
+	MPI_Type_vector((int)(size / 32), 32, 64, MPI_CHAR, &t);
+	MPI_Type_commit(&t);
+	return t;
+}
+
+static int point_id;
+
+/*
+ * One point: warm-up rounds, then @iters measured rounds; returns the
+ * median on rank 0 and adds the data errors of both ranks to *errs.
+ */
+static double run_point(int kind, size_t size, double comp, long *errs)
+{
+	static double *samples;
+	int nc = (kind == K_PINGPONG_DT || kind == B_NONCONTIG);
+	MPI_Datatype dt = MPI_BYTE;
+	int count = (int)size;
+	long e1 = 0, fb1 = -1;
+	double med;
+
+	if (!samples)
+		samples = malloc(sizeof(double) * (iters > 0 ? iters : 1));
+	if (nc && size) {
+		dt = vec_type(size);
+		count = 1;
+	}
+	pt_errors = 0;
+	pt_first_bad = -1;
+	point_id++;
+	for (int i = 0; i < warmup + iters; i++) {
+		int m = i - warmup;
+		int check = m >= 0 && (verify_all || m == 0 || m == iters - 1);
+		uint64_t seed = ((uint64_t)point_id << 24) + (uint64_t)i;
+		double T = one_round(kind, size, dt, count, nc, comp, check, seed);
+
+		if (m >= 0)
+			samples[m] = T;
+	}
+	if (nc && size)
+		MPI_Type_free(&dt);
+	/* collect rank 1's error count; also keeps the ranks in step */
+	if (rank == 0) {
+		long v[2];
+
+		MPI_Recv(v, 2, MPI_LONG, 1, TAG_CTL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		e1 = v[0];
+		fb1 = v[1];
+	} else {
+		long v[2] = { pt_errors, pt_first_bad };
+
+		MPI_Send(v, 2, MPI_LONG, 0, TAG_CTL, MPI_COMM_WORLD);
+		return 0;
+	}
+	med = iters > 0 ? median(samples, iters) : 0;
+	*errs = pt_errors + e1;
+	if (*errs) {
+		fprintf(stderr,
+			"overlap%s: ERROR: data corrupt: %s size %zu comp %.1f us: rank 0 %ld bad words/bytes (first at byte %ld), rank 1 %ld (first at byte %ld)\n",
+			label, kind < NBENCH ? bench_name[kind] :
+			kind == K_PINGPONG ? "pingpong" : kind == K_PINGPONG_DT ? "pingpong-dt" : "send",
+			size, comp, pt_errors, pt_first_bad, e1, fb1);
+		total_errors += *errs;
+	}
+	return med;
+}
+
+/* ---- output ---- */
+static FILE *csv;
+
+static void out_line(const char *bench, size_t size, double comp, double tcomm,
+		     double tmeas, double ratio, int threads, long errs)
+{
+	char rs[32];
+
+	if (rank != 0)
+		return;
+	if (isnan(ratio))
+		snprintf(rs, sizeof(rs), "-");
+	else
+		snprintf(rs, sizeof(rs), "%.3f", ratio);
+	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %ld\n",
+	       bench, size, comp, tcomm, tmeas, rs, threads, errs);
+	fflush(stdout);
+	if (csv) {
+		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld\n", bench, size, comp,
+			tcomm, tmeas, isnan(ratio) ? "" : rs, threads, errs);
+		fflush(csv);
+	}
+}
+
+static void progress(const char *what, size_t size, int done, int total)
+{
+	if (rank != 0 || quiet)
+		return;
+	fprintf(stderr, "[overlap%s] %-10s size %9zu  point %d/%d  elapsed %.1f s\n",
+		label, what, size, done, total, (now_us() - t_start) / 1e6);
+}
+
+/* ---- options ---- */
+static size_t parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	switch (*end) {
+	case 'k': case 'K': v *= 1024; break;
+	case 'm': case 'M': v *= 1024 * 1024; break;
+	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+	}
+	return (size_t)v;
+}
+
+static void usage(int st)
+{
+	if (rank == 0)
+		fprintf(stderr,
+"usage: mpirun -np 2 overlap [options]\n"
+"  --bench LIST       sender,receiver,both,noncontig,cpu,nload or all (default all)\n"
+"  --sizes LIST       message sizes in bytes (K, M suffixes), e.g. 64K,1M,8M\n"
+"  --min-size S --max-size S   sqrt(2) grid of sizes (default 1K..16M)\n"
+"  --comp LIST|auto   computation times in us; auto = sqrt(2) grid from\n"
+"                     --comp-min (default 1) to --comp-max (default 2 x max T_comm)\n"
+"  --comp-equal       computation time = the measured T_comm of each size\n"
+"  --comp-clock cpu|wall  computation = this thread's CPU time (default) or wall time\n"
+"  --threads LIST     thread counts for nload (default 0..number of CPUs)\n"
+"  --iters N          measured rounds per point, median reported (default 50)\n"
+"  --warmup N         unmeasured rounds per point (default 2)\n"
+"  --verify first-last|all   rounds whose data are checked (default first-last)\n"
+"  --csv FILE         also write the results as CSV\n"
+"  --label NAME       name shown in progress lines\n"
+"  --quiet            no progress on stderr\n");
+	MPI_Finalize();
+	exit(st);
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "bench", 1, 0, 'b' }, { "sizes", 1, 0, 's' },
+		{ "min-size", 1, 0, 'm' }, { "max-size", 1, 0, 'M' },
+		{ "comp", 1, 0, 'c' }, { "comp-equal", 0, 0, 'e' },
+		{ "comp-min", 1, 0, 'n' }, { "comp-max", 1, 0, 'x' },
+		{ "comp-clock", 1, 0, 'k' }, { "threads", 1, 0, 't' },
+		{ "iters", 1, 0, 'i' }, { "warmup", 1, 0, 'w' },
+		{ "verify", 1, 0, 'v' }, { "csv", 1, 0, 'o' },
+		{ "label", 1, 0, 'l' }, { "quiet", 0, 0, 'q' },
+		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
+	};
+	size_t minsz = 1024, maxsz = 16 << 20;
+	int c, anyb = 0;
+	char *tok, *save;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			for (tok = strtok_r(optarg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				int found = 0;
+
+				for (int b = 0; b < NBENCH; b++)
+					if (!strcmp(tok, "all") || !strcmp(tok, bench_name[b]) ||
+					    (!strcmp(tok, "sender-side") && b == B_SENDER) ||
+					    (!strcmp(tok, "receiver-side") && b == B_RECEIVER) ||
+					    (!strcmp(tok, "both-sides") && b == B_BOTH)) {
+						want[b] = 1;
+						found = 1;
+					}
+				if (!found) {
+					if (rank == 0)
+						fprintf(stderr, "overlap: unknown bench '%s'\n", tok);
+					usage(2);
+				}
+				anyb = 1;
+			}
+			break;
+		case 's':
+			nsizes = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok && nsizes < MAXSIZES;
+			     tok = strtok_r(NULL, ",", &save))
+				sizes[nsizes++] = parse_size(tok);
+			break;
+		case 'm': minsz = parse_size(optarg); break;
+		case 'M': maxsz = parse_size(optarg); break;
+		case 'c':
+			if (!strcmp(optarg, "auto")) {
+				comp_auto = 1;
+				break;
+			}
+			comp_auto = 0;
+			ncomps = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok && ncomps < MAXCOMPS;
+			     tok = strtok_r(NULL, ",", &save))
+				comps[ncomps++] = atof(tok);
+			break;
+		case 'e': comp_equal = 1; break;
+		case 'n': comp_min = atof(optarg); break;
+		case 'x': comp_max = atof(optarg); break;
+		case 'k':
+			if (!strcmp(optarg, "wall"))
+				comp_clock = CLOCK_MONOTONIC;
+			else if (!strcmp(optarg, "cpu"))
+				comp_clock = CLOCK_THREAD_CPUTIME_ID;
+			else
+				usage(2);
+			break;
+		case 't':
+			nthreads_list = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok && nthreads_list < MAXTHREADS;
+			     tok = strtok_r(NULL, ",", &save))
+				threads_list[nthreads_list++] = atoi(tok);
+			break;
+		case 'i': iters = atoi(optarg); break;
+		case 'w': warmup = atoi(optarg); break;
+		case 'v':
+			if (!strcmp(optarg, "all"))
+				verify_all = 1;
+			else if (!strcmp(optarg, "first-last"))
+				verify_all = 0;
+			else
+				usage(2);
+			break;
+		case 'o': csv_path = optarg; break;
+		case 'l': {
+			static char lb[64];
+
+			snprintf(lb, sizeof(lb), " %s", optarg);
+			label = lb;
+			break;
+		}
+		case 'q': quiet = 1; break;
+		case 'h': usage(0); break;
+		default: usage(2);
+		}
+	}
+	if (optind < argc)
+		usage(2);
+	if (!anyb)
+		for (int b = 0; b < NBENCH; b++)
+			want[b] = 1;
+	if (iters < 1)
+		iters = 1;
+	if (!nsizes) {
+		for (int k = 0; nsizes < MAXSIZES; k++) {
+			size_t s = (size_t)llround(minsz * pow(2.0, k / 2.0));
+
+			if (s > maxsz)
+				break;
+			sizes[nsizes++] = s;
+		}
+	}
+	if (!nthreads_list) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (int t = 0; t <= n && t < MAXTHREADS; t++)
+			threads_list[nthreads_list++] = t;
+	}
+}
+
+static size_t round_dt(size_t s)	/* payload of a vector of 32-byte blocks */
+{
+	s -= s % 32;
+	return s < 32 ? 32 : s;
+}
+
+int main(int argc, char **argv)
+{
+	int provided, nprocs;
+	size_t maxsz = 0;
+	char name[MPI_MAX_PROCESSOR_NAME], lib[MPI_MAX_LIBRARY_VERSION_STRING];
+	char kbuf[160];
+	int len;
+	const char *kmode;
+	long errs;
+	int total, done = 0;
+	double tmax = 0;
+
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	t_start = now_us();
+	if (nprocs != 2) {
+		if (rank == 0)
+			fprintf(stderr, "overlap: needs exactly 2 ranks (mpirun -np 2)\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	peer = 1 - rank;
+	parse_args(argc, argv);
+
+	for (int i = 0; i < nsizes; i++)
+		if (sizes[i] > maxsz)
+			maxsz = sizes[i];
+	if (posix_memalign((void **)&sbuf, 4096, 2 * maxsz + 4096) ||
+	    posix_memalign((void **)&rbuf, 4096, 2 * maxsz + 4096)) {
+		fprintf(stderr, "overlap: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	memset(sbuf, 0x5A, 2 * maxsz + 4096);	/* first touch outside timing */
+	memset(rbuf, FILLBYTE, 2 * maxsz + 4096);
+
+	if (csv_path && rank == 0) {
+		csv = fopen(csv_path, "w");
+		if (!csv) {
+			perror(csv_path);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		fprintf(csv, "bench,size,comp_us,tcomm_us,tmeasured_us,ratio,threads,errors\n");
+	}
+
+	kmode = kprog_mode(kbuf, sizeof(kbuf));
+	if (rank == 0) {
+		cpu_set_t set;
+
+		MPI_Get_processor_name(name, &len);
+		MPI_Get_library_version(lib, &len);
+		lib[strcspn(lib, "\n,")] = 0;
+		sched_getaffinity(0, sizeof(set), &set);
+		printf("# overlap: MPI overlap benchmark (Denis & Trahay, ICPP 2016), 2 ranks on %s, %ld CPUs online, rank 0 may run on %d\n",
+		       name, sysconf(_SC_NPROCESSORS_ONLN), CPU_COUNT(&set));
+		printf("# library: %s; thread level provided %d (FUNNELED=%d)\n", lib, provided,
+		       MPI_THREAD_FUNNELED);
+		printf("# kprog-status-start: %s\n", kmode);
+		printf("# times in microseconds (clock_gettime CLOCK_MONOTONIC); T_measured = median of %d rounds after %d warm-up rounds\n",
+		       iters, warmup);
+		printf("# each round starts with a 0-byte send/recv synchronisation, receiver ready first\n");
+		printf("# computation: busy integer loop for T_comp of %s\n",
+		       comp_clock == CLOCK_MONOTONIC ? "wall-clock time" :
+		       "this thread's CPU time (a fixed amount of work: CPU taken away lengthens it)");
+		printf("# ratio = (T_measured - max(T_comm,T_comp)) / min(T_comm,T_comp)  (eq. 1: 0 overlap, 1 serialized); nload: T_measured/T_comm (slowdown)\n");
+		printf("# sender:    Isend, compute, Wait, recv ACK; T_measured = sequence - 0-byte latency; T_comm = contiguous ping-pong/2\n");
+		printf("# receiver:  send CTS, Irecv, compute, Wait; T_measured = sequence - 0-byte latency; T_comm = contiguous ping-pong/2\n");
+		printf("# both:      Isend,compute,Wait,Irecv,compute,Wait (rank 1 recv first); T_measured = sequence/2; T_comm = ping-pong/2\n");
+		printf("# noncontig: as sender, vector of 32-byte MPI_CHAR blocks, stride 64; T_comm = ping-pong/2 with that type\n");
+		printf("# cpu:       Isend, compute, Wait, no ACK; T_measured = sequence; T_comm = blocking MPI_Send time\n");
+		printf("# nload:     N computing threads per rank in background, blocking send+recv in main thread; T_measured = sequence/2\n");
+		printf("# data check: %s measured round of each point (pattern; gaps and %d bytes past the end must stay untouched)\n",
+		       verify_all ? "every" : "first and last", GUARD);
+		fflush(stdout);
+	}
+
+	/* noncontig sizes must hold whole 32-byte blocks */
+	/* ---- base benchmarks ---- */
+	total = 1 + nsizes * (1 + want[B_NONCONTIG] + want[B_CPU]);
+	progress("latency", 0, done, total);
+	lat0 = run_point(K_PINGPONG, 0, 0, &errs);
+	done++;
+	if (rank == 0)
+		printf("# lat0 (0-byte ping-pong / 2) = %.2f us\n", lat0);
+	for (int s = 0; s < nsizes; s++) {
+		progress("base", sizes[s], done, total);
+		t_pp[s] = run_point(K_PINGPONG, sizes[s], 0, &errs);
+		out_line("pingpong", sizes[s], 0, t_pp[s], t_pp[s], NAN, 0, errs);
+		done++;
+		if (want[B_NONCONTIG]) {
+			t_ppdt[s] = run_point(K_PINGPONG_DT, round_dt(sizes[s]), 0, &errs);
+			out_line("pingpong-dt", round_dt(sizes[s]), 0, t_ppdt[s], t_ppdt[s], NAN, 0, errs);
+			done++;
+		}
+		if (want[B_CPU]) {
+			t_send[s] = run_point(K_SENDTIME, sizes[s], 0, &errs);
+			out_line("send", sizes[s], 0, t_send[s], t_send[s], NAN, 0, errs);
+			done++;
+		}
+		if (t_pp[s] > tmax)
+			tmax = t_pp[s];
+	}
+	/* every rank needs the T_comm values (comp-equal, auto grid) */
+	MPI_Bcast(&lat0, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+	MPI_Bcast(t_pp, nsizes, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+	MPI_Bcast(t_ppdt, nsizes, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+	MPI_Bcast(t_send, nsizes, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+	MPI_Bcast(&tmax, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+
+	if (!comp_equal && comp_auto) {
+		if (comp_max <= 0)
+			comp_max = 2 * tmax;
+		ncomps = 0;
+		for (int k = 0; ncomps < MAXCOMPS; k++) {
+			double c = comp_min * pow(2.0, k / 2.0);
+
+			if (c > comp_max * 1.0001)
+				break;
+			comps[ncomps++] = c;
+		}
+	}
+	if (rank == 0) {
+		if (comp_equal)
+			printf("# comp: equal to each size's T_comm\n");
+		else if (comp_auto)
+			printf("# comp-grid: sqrt2 min %.3f max %.3f (%d values)\n", comp_min, comp_max, ncomps);
+		else
+			printf("# comp: %d given values\n", ncomps);
+		printf("# %-8s %10s %11s %11s %11s %8s %3s %s\n", "bench", "size", "T_comp", "T_comm",
+		       "T_measured", "ratio", "thr", "errors");
+		fflush(stdout);
+	}
+
+	/* ---- overlap benchmarks ---- */
+	done = 0;
+	total = 0;
+	for (int b = 0; b < NBENCH; b++)
+		if (want[b])
+			total += nsizes * (b == B_NLOAD ? nthreads_list : comp_equal ? 1 : ncomps);
+	for (int b = 0; b < NBENCH; b++) {
+		if (!want[b] || b == B_NLOAD)
+			continue;
+		for (int s = 0; s < nsizes; s++) {
+			size_t size = b == B_NONCONTIG ? round_dt(sizes[s]) : sizes[s];
+			double tcomm = b == B_NONCONTIG ? t_ppdt[s] : b == B_CPU ? t_send[s] : t_pp[s];
+			int nc = comp_equal ? 1 : ncomps;
+
+			progress(bench_name[b], size, done, total);
+			for (int c = 0; c < nc; c++) {
+				double comp = comp_equal ? tcomm : comps[c];
+				double tm = run_point(b, size, comp, &errs);
+
+				out_line(bench_name[b], size, comp, tcomm, tm,
+					 ratio_eq1(tm, tcomm, comp), 0, errs);
+				done++;
+			}
+		}
+	}
+	if (want[B_NLOAD]) {
+		for (int ti = 0; ti < nthreads_list; ti++) {
+			int n = threads_list[ti];
+			pthread_t *th = calloc(n ? n : 1, sizeof(*th));
+
+			atomic_store(&bg_stop, 0);
+			for (int i = 0; i < n; i++)
+				pthread_create(&th[i], NULL, bg_thread, (void *)(uintptr_t)(i + 1));
+			for (int s = 0; s < nsizes; s++) {
+				double tm;
+
+				if (s == 0)
+					progress("nload", sizes[s], done, total);
+				tm = run_point(B_NLOAD, sizes[s], 0, &errs);
+				out_line("nload", sizes[s], 0, t_pp[s], tm,
+					 t_pp[s] > 0 ? tm / t_pp[s] : NAN, n, errs);
+				done++;
+			}
+			atomic_store(&bg_stop, 1);
+			for (int i = 0; i < n; i++)
+				pthread_join(th[i], NULL);
+			free(th);
+		}
+	}
+
+	kmode = kprog_mode(kbuf, sizeof(kbuf));
+	if (rank == 0) {
+		printf("# kprog-status-end: %s\n", kmode);
+		printf("# data-errors: %ld\n", total_errors);
+		printf("# done in %.1f s\n", (now_us() - t_start) / 1e6);
+		fflush(stdout);
+		progress("done", 0, done, total);
+		if (csv)
+			fclose(csv);
+	}
+	MPI_Bcast(&total_errors, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return total_errors ? 1 : 0;
+}
