@@ -521,7 +521,7 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 	*errs = pt_errors + e1;
 	if (*errs) {
 		fprintf(stderr,
-			"overlap%s: ERROR: data corrupt: %s size %zu comp %.1f us: rank 0 %ld bad words/bytes (first at byte %ld), rank 1 %ld (first at byte %ld)\n",
+			"overlap%s: ERROR: data corrupt: %s size %zu comp %.1f us: corrupt words/bytes rank 0 %ld (first at offset %ld), rank 1 %ld (first at offset %ld)\n",
 			label, kind < NBENCH ? bench_name[kind] :
 			kind == K_PINGPONG ? "pingpong" : kind == K_PINGPONG_DT ? "pingpong-dt" : "send",
 			size, comp, pt_errors, pt_first_bad, e1, fb1);
@@ -533,23 +533,28 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 /* ---- output ---- */
 static FILE *csv;
 
+/*
+ * @t0: the same benchmark without computation (NAN if not measured) and
+ * @ratio0 equation 1 with T_comm = t0.
+ */
 static void out_line(const char *bench, size_t size, double comp, double tcomm,
-		     double tmeas, double ratio, int threads, long errs)
+		     double tmeas, double ratio, int threads, long errs,
+		     double t0, double ratio0)
 {
-	char rs[32];
+	char rs[32], r0s[32], t0s[32];
 
 	if (rank != 0)
 		return;
-	if (isnan(ratio))
-		snprintf(rs, sizeof(rs), "-");
-	else
-		snprintf(rs, sizeof(rs), "%.3f", ratio);
-	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %ld\n",
-	       bench, size, comp, tcomm, tmeas, rs, threads, errs);
+	snprintf(rs, sizeof(rs), isnan(ratio) ? "-" : "%.3f", ratio);
+	snprintf(r0s, sizeof(r0s), isnan(ratio0) ? "-" : "%.3f", ratio0);
+	snprintf(t0s, sizeof(t0s), isnan(t0) ? "-" : "%.2f", t0);
+	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s\n",
+	       bench, size, comp, tcomm, tmeas, rs, threads, errs, t0s, r0s);
 	fflush(stdout);
 	if (csv) {
-		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld\n", bench, size, comp,
-			tcomm, tmeas, isnan(ratio) ? "" : rs, threads, errs);
+		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld,%s,%s\n", bench, size, comp,
+			tcomm, tmeas, isnan(ratio) ? "" : rs, threads, errs,
+			isnan(t0) ? "" : t0s, isnan(ratio0) ? "" : r0s);
 		fflush(csv);
 	}
 }
@@ -768,7 +773,7 @@ int main(int argc, char **argv)
 			perror(csv_path);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
-		fprintf(csv, "bench,size,comp_us,tcomm_us,tmeasured_us,ratio,threads,errors\n");
+		fprintf(csv, "bench,size,comp_us,tcomm_us,tmeasured_us,ratio,threads,errors,t0_us,ratio0\n");
 	}
 
 	kmode = kprog_mode(kbuf, sizeof(kbuf));
@@ -813,16 +818,16 @@ int main(int argc, char **argv)
 	for (int s = 0; s < nsizes; s++) {
 		progress("base", sizes[s], done, total);
 		t_pp[s] = run_point(K_PINGPONG, sizes[s], 0, &errs);
-		out_line("pingpong", sizes[s], 0, t_pp[s], t_pp[s], NAN, 0, errs);
+		out_line("pingpong", sizes[s], 0, t_pp[s], t_pp[s], NAN, 0, errs, NAN, NAN);
 		done++;
 		if (want[B_NONCONTIG]) {
 			t_ppdt[s] = run_point(K_PINGPONG_DT, round_dt(sizes[s]), 0, &errs);
-			out_line("pingpong-dt", round_dt(sizes[s]), 0, t_ppdt[s], t_ppdt[s], NAN, 0, errs);
+			out_line("pingpong-dt", round_dt(sizes[s]), 0, t_ppdt[s], t_ppdt[s], NAN, 0, errs, NAN, NAN);
 			done++;
 		}
 		if (want[B_CPU]) {
 			t_send[s] = run_point(K_SENDTIME, sizes[s], 0, &errs);
-			out_line("send", sizes[s], 0, t_send[s], t_send[s], NAN, 0, errs);
+			out_line("send", sizes[s], 0, t_send[s], t_send[s], NAN, 0, errs, NAN, NAN);
 			done++;
 		}
 		if (t_pp[s] > tmax)
@@ -854,8 +859,9 @@ int main(int argc, char **argv)
 			printf("# comp-grid: sqrt2 min %.3f max %.3f (%d values)\n", comp_min, comp_max, ncomps);
 		else
 			printf("# comp: %d given values\n", ncomps);
-		printf("# %-8s %10s %11s %11s %11s %8s %3s %s\n", "bench", "size", "T_comp", "T_comm",
-		       "T_measured", "ratio", "thr", "errors");
+		printf("# T0 = T_measured of the same benchmark without computation; ratio0 = eq. 1 with T_comm := T0 (extra column, not in the paper)\n");
+		printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s\n", "bench", "size", "T_comp", "T_comm",
+		       "T_measured", "ratio", "thr", "errors", "T0", "ratio0");
 		fflush(stdout);
 	}
 
@@ -872,14 +878,18 @@ int main(int argc, char **argv)
 			size_t size = b == B_NONCONTIG ? round_dt(sizes[s]) : sizes[s];
 			double tcomm = b == B_NONCONTIG ? t_ppdt[s] : b == B_CPU ? t_send[s] : t_pp[s];
 			int nc = comp_equal ? 1 : ncomps;
+			double t0;
 
 			progress(bench_name[b], size, done, total);
+			t0 = run_point(b, size, 0, &errs);
+			out_line(bench_name[b], size, 0, tcomm, t0, NAN, 0, errs, t0, NAN);
 			for (int c = 0; c < nc; c++) {
 				double comp = comp_equal ? tcomm : comps[c];
 				double tm = run_point(b, size, comp, &errs);
 
 				out_line(bench_name[b], size, comp, tcomm, tm,
-					 ratio_eq1(tm, tcomm, comp), 0, errs);
+					 ratio_eq1(tm, tcomm, comp), 0, errs, t0,
+					 ratio_eq1(tm, t0, comp));
 				done++;
 			}
 		}
@@ -899,7 +909,7 @@ int main(int argc, char **argv)
 					progress("nload", sizes[s], done, total);
 				tm = run_point(B_NLOAD, sizes[s], 0, &errs);
 				out_line("nload", sizes[s], 0, t_pp[s], tm,
-					 t_pp[s] > 0 ? tm / t_pp[s] : NAN, n, errs);
+					 t_pp[s] > 0 ? tm / t_pp[s] : NAN, n, errs, NAN, NAN);
 				done++;
 			}
 			atomic_store(&bg_stop, 1);
