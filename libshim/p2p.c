@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Send, receive and probe calls. On a communicator in the kprog table they
+ * post to /dev/kprog; on any other they go to PMPI unchanged.
+ *
+ * Bsend/Ibsend on a kprog communicator: the data is copied at once into a
+ * malloc'd buffer and sent by kprog like any other send (so it stays in
+ * order with the other sends on the communicator); the user's attached
+ * buffer (MPI_Buffer_attach) is not used, so a Bsend never fails for lack
+ * of buffer space. The copy is freed when the kernel completes the send.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include "shim.h"
+
+struct kp_req *kp_new_op(int kind, int mode, struct kp_comm *c, const void *buf, int count,
+			 MPI_Datatype type, int peer, int tag)
+{
+	struct kp_req *r = kp_req_alloc();
+
+	r->kind = kind;
+	r->mode = mode;
+	r->comm = c;
+	kp_comm_get(c);
+	r->buf = (void *)buf;
+	r->count = count;
+	r->type = type;
+	r->peer = peer;
+	r->tag = tag;
+	r->proc_null = peer == MPI_PROC_NULL;
+	r->state = RS_INACTIVE;
+	return r;
+}
+
+int kp_check_args(struct kp_comm *c, int count, int peer, int tag, bool recv)
+{
+	if (count < 0)
+		return MPI_ERR_COUNT;
+	if (peer != MPI_PROC_NULL && !(recv && peer == MPI_ANY_SOURCE) &&
+	    (peer < 0 || peer >= c->size))
+		return MPI_ERR_RANK;
+	if (tag < 0 && !(recv && tag == MPI_ANY_TAG))
+		return MPI_ERR_TAG;
+	return MPI_SUCCESS;
+}
+
+/* Describe r's buffer in r->post: one segment, an iovec, or a packed copy. */
+static int prepare(struct kp_req *r)
+{
+	bool send = r->kind == KR_SEND;
+	struct kp_layout *l;
+	size_t bytes, n, cap;
+	struct kprog_post *p = &r->post;
+
+	memset(p, 0, sizeof(*p));
+	p->context = r->comm->ctx;
+	if (send) {
+		p->peer = r->comm->c2w[r->peer];
+		p->tag = r->tag;
+		if (r->mode == M_SYNC)
+			p->flags |= KPROG_SEND_SYNC;
+	} else if (r->mrecv) {
+		p->peer = KPROG_ANY_SOURCE;
+		p->tag = KPROG_ANY_TAG;
+		p->flags |= KPROG_RECV_MESSAGE;
+		p->msg_id = r->msg_id;
+	} else {
+		p->peer = r->peer == MPI_ANY_SOURCE ? KPROG_ANY_SOURCE : r->comm->c2w[r->peer];
+		p->tag = r->tag == MPI_ANY_TAG ? KPROG_ANY_TAG : r->tag;
+	}
+	p->addr = (uintptr_t)r->buf;
+	if (r->count == 0)
+		return MPI_SUCCESS;
+	l = kp_layout_get(r->type);
+	bytes = (size_t)l->size * (size_t)r->count;
+	if (bytes == 0) {
+		kp_layout_put(l);
+		return MPI_SUCCESS;
+	}
+	if (send && r->mode == M_BUFFERED)
+		goto pack;
+	if (l->flat && l->nseg == 1 && (r->count == 1 || l->segs[0].len == l->extent)) {
+		/* contiguous: zero-copy, one segment */
+		p->addr = (uintptr_t)((char *)r->buf + l->segs[0].off);
+		p->len = bytes;
+		kp_layout_put(l);
+		return MPI_SUCCESS;
+	}
+	if (l->flat && kp.max_iov >= 2) {
+		cap = (size_t)l->nseg * (size_t)r->count;
+		if (cap > kp.max_iov)
+			cap = kp.max_iov;
+		r->iov = malloc(cap * sizeof(*r->iov));
+		if (!r->iov)
+			goto nomem;
+		n = kp_layout_iov(l, r->buf, r->count, r->iov, kp.max_iov);
+		if (n <= kp.max_iov) {
+			if (n == 1) {
+				p->addr = r->iov[0].base;
+				p->len = r->iov[0].len;
+				free(r->iov);
+				r->iov = NULL;
+			} else {
+				p->addr = (uintptr_t)r->iov;
+				p->len = n;
+				p->flags |= KPROG_POST_IOV;
+			}
+			kp_layout_put(l);
+			return MPI_SUCCESS;
+		}
+		free(r->iov);	/* too many segments: pack */
+		r->iov = NULL;
+	}
+pack:
+	r->tmp = malloc(bytes);
+	if (!r->tmp)
+		goto nomem;
+	r->tmp_bytes = bytes;
+	p->addr = (uintptr_t)r->tmp;
+	p->len = bytes;
+	if (send) {
+		if (l->flat) {
+			kp_gather(l, r->buf, r->count, r->tmp, bytes);
+		} else {
+			int pos = 0;
+
+			PMPI_Pack(r->buf, r->count, r->type, r->tmp, (int)bytes, &pos, MPI_COMM_SELF);
+		}
+		kp_layout_put(l);
+	} else {
+		r->lay = l;	/* scattered or unpacked at completion */
+		if (!l->flat)
+			PMPI_Type_dup(r->type, &r->utype);
+	}
+	return MPI_SUCCESS;
+nomem:
+	kp_layout_put(l);
+	kp_req_drop(r);
+	return MPI_ERR_NO_MEM;
+}
+
+static int post_prepared(struct kp_req *r)
+{
+	int rc = prepare(r);
+
+	if (rc == MPI_SUCCESS)
+		rc = kp_post(r, 0);
+	if (rc != MPI_SUCCESS)
+		kp_req_drop(r);
+	return rc;
+}
+
+/* A buffered send: copy now, send in the background, free when done. */
+static int bsend_post(struct kp_comm *c, const void *buf, int count, MPI_Datatype type,
+		      int dest, int tag)
+{
+	struct kp_req *r;
+	int rc;
+
+	if (dest == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	r = kp_new_op(KR_SEND, M_BUFFERED, c, buf, count, type, dest, tag);
+	r->internal = true;
+	rc = post_prepared(r);
+	if (rc != MPI_SUCCESS || r->state == RS_FREE)
+		return rc == MPI_SUCCESS ? MPI_SUCCESS : (kp_req_release(r), rc);
+	r->buf = NULL;	/* only the copy is used from here on */
+	return MPI_SUCCESS;
+}
+
+int kp_start_send(struct kp_req *r)
+{
+	int rc;
+
+	if (r->proc_null) {
+		kp_complete_now(r, MPI_PROC_NULL, MPI_ANY_TAG, 0);
+		return MPI_SUCCESS;
+	}
+	if (r->mode == M_BUFFERED) {
+		rc = bsend_post(r->comm, r->buf, r->count, r->type, r->peer, r->tag);
+		if (rc == MPI_SUCCESS)
+			kp_complete_now(r, r->peer, r->tag, 0);
+		return rc;
+	}
+	return post_prepared(r);
+}
+
+int kp_start_recv(struct kp_req *r)
+{
+	if (r->proc_null) {
+		kp_complete_now(r, MPI_PROC_NULL, MPI_ANY_TAG, 0);
+		return MPI_SUCCESS;
+	}
+	return post_prepared(r);
+}
+
+/* ---- sends ---- */
+
+static int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+		 struct kp_comm *c, int mode, struct kp_req **out)
+{
+	struct kp_req *r;
+	int rc;
+
+	kp_progress();
+	rc = kp_check_args(c, count, dest, tag, false);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	r = kp_new_op(KR_SEND, mode, c, buf, count, type, dest, tag);
+	rc = kp_start_send(r);
+	if (rc != MPI_SUCCESS) {
+		kp_req_release(r);
+		return rc;
+	}
+	*out = r;
+	return MPI_SUCCESS;
+}
+
+static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+			 MPI_Comm comm, struct kp_comm *c, int mode)
+{
+	struct kp_req *r;
+	int rc = isend(buf, count, type, dest, tag, c, mode, &r);
+
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	kp_wait_one(r);
+	rc = r->err;
+	kp_req_release(r);
+	return kp_err(comm, rc);
+}
+
+static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+			    MPI_Comm comm, struct kp_comm *c, int mode, MPI_Request *req)
+{
+	struct kp_req *r;
+	int rc = isend(buf, count, type, dest, tag, c, mode, &r);
+
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	*req = kp_handle(r);
+	return MPI_SUCCESS;
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+
+	if (!c)
+		return PMPI_Send(buf, count, type, dest, tag, comm);
+	return send_blocking(buf, count, type, dest, tag, comm, c, M_STD);
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+
+	if (!c)
+		return PMPI_Ssend(buf, count, type, dest, tag, comm);
+	return send_blocking(buf, count, type, dest, tag, comm, c, M_SYNC);
+}
+
+/* Ready mode has no flag in the ABI: a standard send is a valid Rsend. */
+int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+
+	if (!c)
+		return PMPI_Rsend(buf, count, type, dest, tag, comm);
+	return send_blocking(buf, count, type, dest, tag, comm, c, M_READY);
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+	int rc;
+
+	if (!c)
+		return PMPI_Bsend(buf, count, type, dest, tag, comm);
+	kp_progress();
+	rc = kp_check_args(c, count, dest, tag, false);
+	if (rc == MPI_SUCCESS)
+		rc = bsend_post(c, buf, count, type, dest, tag);
+	return kp_err(comm, rc);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+	      MPI_Request *req)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+
+	if (!c)
+		return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+	return send_nonblocking(buf, count, type, dest, tag, comm, c, M_STD, req);
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+	       MPI_Request *req)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+
+	if (!c)
+		return PMPI_Issend(buf, count, type, dest, tag, comm, req);
+	return send_nonblocking(buf, count, type, dest, tag, comm, c, M_SYNC, req);
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+	       MPI_Request *req)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+
+	if (!c)
+		return PMPI_Irsend(buf, count, type, dest, tag, comm, req);
+	return send_nonblocking(buf, count, type, dest, tag, comm, c, M_READY, req);
+}
+
+/* The copy is taken at once, so the request is complete when returned. */
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+	       MPI_Request *req)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+
+	if (!c)
+		return PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
+	return send_nonblocking(buf, count, type, dest, tag, comm, c, M_BUFFERED, req);
+}
+
+/* ---- receives ---- */
+
+static int irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
+		 struct kp_comm *c, struct kp_req **out)
+{
+	struct kp_req *r;
+	int rc;
+
+	kp_progress();
+	rc = kp_check_args(c, count, source, tag, true);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	r = kp_new_op(KR_RECV, M_STD, c, buf, count, type, source, tag);
+	rc = kp_start_recv(r);
+	if (rc != MPI_SUCCESS) {
+		kp_req_release(r);
+		return rc;
+	}
+	*out = r;
+	return MPI_SUCCESS;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+	      MPI_Request *req)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+	struct kp_req *r;
+	int rc;
+
+	if (!c)
+		return PMPI_Irecv(buf, count, type, source, tag, comm, req);
+	rc = irecv(buf, count, type, source, tag, c, &r);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	*req = kp_handle(r);
+	return MPI_SUCCESS;
+}
+
+/* Wait for r, copy its status (MPI_ERROR included) and free it. */
+static int finish_blocking(struct kp_req *r, MPI_Status *status)
+{
+	int rc;
+
+	kp_wait_one(r);
+	kp_status_copy(status, r, true);
+	rc = r->err;
+	kp_req_release(r);
+	return rc;
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+	     MPI_Status *status)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+	struct kp_req *r;
+	int rc;
+
+	if (!c)
+		return PMPI_Recv(buf, count, type, source, tag, comm, status);
+	rc = irecv(buf, count, type, source, tag, c, &r);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	return kp_err(comm, finish_blocking(r, status));
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+		 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+		 MPI_Comm comm, MPI_Status *status)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+	struct kp_req *rr, *rs;
+	int rc, rc2;
+
+	if (!c)
+		return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+				     recvcount, recvtype, source, recvtag, comm, status);
+	rc = kp_check_args(c, sendcount, dest, sendtag, false);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	rc = irecv(recvbuf, recvcount, recvtype, source, recvtag, c, &rr);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	rc = isend(sendbuf, sendcount, sendtype, dest, sendtag, c, M_STD, &rs);
+	if (rc != MPI_SUCCESS) {
+		/* the receive is already posted: withdraw it */
+		kp_cancel(rr);
+		kp_wait_one(rr);
+		kp_req_release(rr);
+		return kp_err(comm, rc);
+	}
+	kp_wait_one(rs);
+	rc = rs->err;
+	kp_req_release(rs);
+	rc2 = finish_blocking(rr, status);
+	return kp_err(comm, rc != MPI_SUCCESS ? rc : rc2);
+}
+
+/* Receive into a packed copy, send from the buffer, then unpack. */
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
+			 int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+	struct kp_layout *l;
+	struct kp_req *rr, *rs;
+	void *tmp;
+	size_t bytes, got;
+	int rc, rc2;
+
+	if (!c)
+		return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag,
+					     comm, status);
+	rc = kp_check_args(c, count, dest, sendtag, false);
+	if (rc == MPI_SUCCESS)
+		rc = kp_check_args(c, count, source, recvtag, true);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	l = kp_layout_get(type);
+	bytes = (size_t)l->size * (size_t)count;
+	tmp = malloc(bytes ? bytes : 1);
+	if (!tmp) {
+		kp_layout_put(l);
+		return kp_err(comm, MPI_ERR_NO_MEM);
+	}
+	rc = irecv(tmp, (int)bytes, MPI_BYTE, source, recvtag, c, &rr);
+	if (rc != MPI_SUCCESS)
+		goto out;
+	rc = isend(buf, count, type, dest, sendtag, c, M_STD, &rs);
+	if (rc != MPI_SUCCESS) {
+		kp_cancel(rr);
+		kp_wait_one(rr);
+		kp_req_release(rr);
+		goto out;
+	}
+	kp_wait_one(rs);
+	rc = rs->err;
+	kp_req_release(rs);
+	kp_wait_one(rr);
+	got = rr->status._ucount;
+	if (!rr->proc_null && !rr->status._cancelled && got) {
+		if (l->flat) {
+			kp_scatter(l, buf, count, tmp, got);
+		} else if (l->size > 0) {
+			int pos = 0;
+
+			PMPI_Unpack(tmp, (int)got, &pos, buf, (int)(got / l->size), type,
+				    MPI_COMM_SELF);
+		}
+	}
+	rc2 = finish_blocking(rr, status);
+	if (rc == MPI_SUCCESS)
+		rc = rc2;
+out:
+	free(tmp);
+	kp_layout_put(l);
+	return kp_err(comm, rc);
+}
+
+/* ---- probes ---- */
+
+static void status_proc_null(MPI_Status *st)
+{
+	if (st == MPI_STATUS_IGNORE)
+		return;
+	st->MPI_SOURCE = MPI_PROC_NULL;
+	st->MPI_TAG = MPI_ANY_TAG;
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->_cancelled = 0;
+	st->_ucount = 0;
+}
+
+static int probe_once(struct kp_comm *c, int source, int tag, unsigned int flags,
+		      uint64_t msg_id, int *found, MPI_Status *st)
+{
+	struct kprog_probe p;
+
+	memset(&p, 0, sizeof(p));
+	p.context = c->ctx;
+	p.source = source == MPI_ANY_SOURCE ? KPROG_ANY_SOURCE : c->c2w[source];
+	p.tag = tag == MPI_ANY_TAG ? KPROG_ANY_TAG : tag;
+	p.flags = flags;
+	p.msg_id = msg_id;
+	if (ioctl(kp.fd, KPROG_IOC_PROBE, &p) < 0) {
+		*found = 0;
+		return errno == EINTR ? MPI_SUCCESS : kp_errno_to_mpi(errno);
+	}
+	*found = p.found;
+	if (p.found && st != MPI_STATUS_IGNORE) {
+		st->MPI_SOURCE = p.out_source >= 0 && p.out_source < kp.world_size &&
+				 c->w2c[p.out_source] >= 0 ? c->w2c[p.out_source] : p.out_source;
+		st->MPI_TAG = p.out_tag;
+		st->MPI_ERROR = MPI_SUCCESS;
+		st->_cancelled = 0;
+		st->_ucount = p.bytes;
+	}
+	return MPI_SUCCESS;
+}
+
+/*
+ * Blocking probe: poll for the spin time, then sleep in the kernel
+ * (KPROG_PROBE_BLOCK), unless posts of ours wait for ring slots, in which
+ * case keep draining so they get posted.
+ */
+static int probe_blocking(struct kp_comm *c, int source, int tag, unsigned int flags,
+			  uint64_t msg_id, MPI_Status *st)
+{
+	uint64_t t0 = kp_now_ns();
+	int found = 0, rc;
+
+	for (;;) {
+		kp_progress();
+		bool spin = kp_now_ns() - t0 < (uint64_t)kp.spin_ns;
+		unsigned int f = flags;
+
+		if (!spin && !kp_deferred_pending())
+			f |= KPROG_PROBE_BLOCK;
+		rc = probe_once(c, source, tag, f, msg_id, &found, st);
+		if (rc != MPI_SUCCESS || found)
+			return rc;
+		if (!spin && kp_deferred_pending())
+			kp_sleep(1000000);
+	}
+}
+
+static int check_probe(struct kp_comm *c, int source, int tag)
+{
+	return kp_check_args(c, 0, source, tag, true);
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+	int rc;
+
+	if (!c)
+		return PMPI_Iprobe(source, tag, comm, flag, status);
+	rc = check_probe(c, source, tag);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	if (source == MPI_PROC_NULL) {
+		*flag = 1;
+		status_proc_null(status);
+		return MPI_SUCCESS;
+	}
+	kp_progress();
+	rc = probe_once(c, source, tag, 0, 0, flag, status);
+	return kp_err(comm, rc);
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+	int rc;
+
+	if (!c)
+		return PMPI_Probe(source, tag, comm, status);
+	rc = check_probe(c, source, tag);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	if (source == MPI_PROC_NULL) {
+		status_proc_null(status);
+		return MPI_SUCCESS;
+	}
+	return kp_err(comm, probe_blocking(c, source, tag, 0, 0, status));
+}
+
+static struct kp_req *new_msg(struct kp_comm *c)
+{
+	struct kp_req *m = kp_req_alloc();
+
+	m->kind = KR_MSG;
+	m->comm = c;
+	kp_comm_get(c);
+	m->msg_id = kp_req_id(m);
+	return m;
+}
+
+static void msg_found(struct kp_req *m, MPI_Status *st, MPI_Message *message)
+{
+	m->state = RS_COMPLETE;
+	if (st != MPI_STATUS_IGNORE)
+		*st = m->status;
+	*message = (MPI_Message)(void *)m;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+		MPI_Status *status)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+	struct kp_req *m;
+	int rc;
+
+	if (!c)
+		return PMPI_Improbe(source, tag, comm, flag, message, status);
+	rc = check_probe(c, source, tag);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	if (source == MPI_PROC_NULL) {
+		*flag = 1;
+		*message = MPI_MESSAGE_NO_PROC;
+		status_proc_null(status);
+		return MPI_SUCCESS;
+	}
+	kp_progress();
+	m = new_msg(c);
+	rc = probe_once(c, source, tag, KPROG_PROBE_DEQUEUE, m->msg_id, flag, &m->status);
+	if (rc != MPI_SUCCESS || !*flag) {
+		kp_req_release(m);
+		*flag = 0;
+		return kp_err(comm, rc);
+	}
+	msg_found(m, status, message);
+	return MPI_SUCCESS;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+	struct kp_comm *c = kp_comm_lookup(comm);
+	struct kp_req *m;
+	int rc;
+
+	if (!c)
+		return PMPI_Mprobe(source, tag, comm, message, status);
+	rc = check_probe(c, source, tag);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	if (source == MPI_PROC_NULL) {
+		*message = MPI_MESSAGE_NO_PROC;
+		status_proc_null(status);
+		return MPI_SUCCESS;
+	}
+	m = new_msg(c);
+	rc = probe_blocking(c, source, tag, KPROG_PROBE_DEQUEUE, m->msg_id, &m->status);
+	if (rc != MPI_SUCCESS) {
+		kp_req_release(m);
+		return kp_err(comm, rc);
+	}
+	msg_found(m, status, message);
+	return MPI_SUCCESS;
+}
+
+/* Turn our message handle into a posted receive of that message. */
+static int mrecv_post(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+		      struct kp_req **out)
+{
+	struct kp_req *m = (struct kp_req *)(void *)*message;
+	struct kp_comm *c = m->comm;
+	struct kp_req *r;
+	int rc;
+
+	kp_progress();
+	if (count < 0)
+		return MPI_ERR_COUNT;
+	r = kp_new_op(KR_RECV, M_STD, c, buf, count, type, m->status.MPI_SOURCE,
+		      m->status.MPI_TAG);
+	r->mrecv = true;
+	r->msg_id = m->msg_id;
+	kp_req_release(m);
+	*message = MPI_MESSAGE_NULL;
+	rc = kp_start_recv(r);
+	if (rc != MPI_SUCCESS) {
+		kp_req_release(r);
+		return rc;
+	}
+	*out = r;
+	return MPI_SUCCESS;
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
+{
+	struct kp_req *r;
+	MPI_Comm comm;
+	int rc;
+
+	if (!message || !kp_is_msg(*message))
+		return PMPI_Mrecv(buf, count, type, message, status);
+	comm = kp_req_comm((struct kp_req *)(void *)*message);
+	rc = mrecv_post(buf, count, type, message, &r);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	return kp_err(comm, finish_blocking(r, status));
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+	       MPI_Request *req)
+{
+	struct kp_req *r;
+	MPI_Comm comm;
+	int rc;
+
+	if (!message || !kp_is_msg(*message))
+		return PMPI_Imrecv(buf, count, type, message, req);
+	comm = kp_req_comm((struct kp_req *)(void *)*message);
+	rc = mrecv_post(buf, count, type, message, &r);
+	if (rc != MPI_SUCCESS)
+		return kp_err(comm, rc);
+	*req = kp_handle(r);
+	return MPI_SUCCESS;
+}
+
+int MPI_Cancel(MPI_Request *req)
+{
+	if (!req || !kp_is_req(*req))
+		return PMPI_Cancel(req);
+	kp_progress();
+	kp_cancel(kp_req(*req));
+	return MPI_SUCCESS;
+}

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Request and message objects, the completion ring, posting (with a FIFO
+ * for posts the module refused with ENOBUFS), and completion -> status.
+ *
+ * All objects live in one region reserved at init, so "is this handle
+ * ours" is a range check. The kernel req_id is generation << 32 | slot, so
+ * a stale completion can never hit a reused slot.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include "shim.h"
+
+#define POOL_SLOTS (1u << 20)
+
+static struct kp_req *pool;
+static uint32_t pool_bump;	/* slots handed out at least once */
+static uint32_t free_head = KP_NO_REQ;
+static uint32_t dq_head = KP_NO_REQ, dq_tail = KP_NO_REQ;	/* deferred posts */
+
+void kp_pool_init(void)
+{
+	void *p = mmap(NULL, (size_t)POOL_SLOTS * sizeof(struct kp_req), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		abort();
+	pool = p;
+}
+
+bool kp_is_req(MPI_Request r)
+{
+	uintptr_t a = (uintptr_t)(void *)r, b = (uintptr_t)pool;
+
+	return pool && a >= b && a < b + (size_t)POOL_SLOTS * sizeof(struct kp_req);
+}
+
+bool kp_is_msg(MPI_Message m)
+{
+	return kp_is_req((MPI_Request)(void *)m);
+}
+
+static uint32_t slot_of(struct kp_req *r)
+{
+	return (uint32_t)(r - pool);
+}
+
+uint64_t kp_req_id(struct kp_req *r)
+{
+	return (uint64_t)r->gen << 32 | slot_of(r);
+}
+
+struct kp_req *kp_req_alloc(void)
+{
+	struct kp_req *r;
+	uint32_t gen;
+
+	if (free_head != KP_NO_REQ) {
+		r = &pool[free_head];
+		free_head = r->next_free;
+	} else {
+		if (pool_bump == POOL_SLOTS) {
+			kp_logf("out of request slots");
+			abort();
+		}
+		r = &pool[pool_bump++];
+	}
+	gen = r->gen + 1;
+	memset(r, 0, sizeof(*r));
+	r->gen = gen;
+	r->next_free = KP_NO_REQ;
+	r->next_deferred = KP_NO_REQ;
+	r->type = MPI_DATATYPE_NULL;
+	r->utype = MPI_DATATYPE_NULL;
+	return r;
+}
+
+void kp_req_drop(struct kp_req *r)
+{
+	free(r->tmp);
+	r->tmp = NULL;
+	free(r->iov);
+	r->iov = NULL;
+	kp_layout_put(r->lay);
+	r->lay = NULL;
+	if (r->utype != MPI_DATATYPE_NULL)
+		PMPI_Type_free(&r->utype);
+	r->utype = MPI_DATATYPE_NULL;
+}
+
+void kp_req_release(struct kp_req *r)
+{
+	kp_req_drop(r);
+	if (r->type_dup) {
+		PMPI_Type_free(&r->type);
+		r->type_dup = false;
+	}
+	if (r->comm)
+		kp_comm_put(r->comm);
+	r->comm = NULL;
+	r->state = RS_FREE;
+	r->next_free = free_head;
+	free_head = slot_of(r);
+}
+
+int kp_errno_to_mpi(int err)
+{
+	switch (err) {
+	case 0:
+		return MPI_SUCCESS;
+	case EMSGSIZE:
+		return MPI_ERR_TRUNCATE;
+	case EFAULT:
+		return MPI_ERR_BUFFER;
+	case EINVAL:
+		return MPI_ERR_ARG;
+	case ENOMEM:
+		return MPI_ERR_NO_MEM;
+	default:	/* ECONNRESET (peer gone) and anything unexpected */
+		return MPI_ERR_OTHER;
+	}
+}
+
+void kp_status_empty(MPI_Status *st)
+{
+	if (st == MPI_STATUS_IGNORE)
+		return;
+	st->MPI_SOURCE = MPI_ANY_SOURCE;
+	st->MPI_TAG = MPI_ANY_TAG;
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->_cancelled = 0;
+	st->_ucount = 0;
+}
+
+void kp_status_copy(MPI_Status *dst, const struct kp_req *r, bool with_error)
+{
+	int e;
+
+	if (dst == MPI_STATUS_IGNORE)
+		return;
+	e = dst->MPI_ERROR;
+	*dst = r->status;
+	if (!with_error)	/* single-request calls leave MPI_ERROR alone, like Open MPI */
+		dst->MPI_ERROR = e;
+}
+
+void kp_complete_now(struct kp_req *r, int src, int tag, size_t bytes)
+{
+	r->status.MPI_SOURCE = src;
+	r->status.MPI_TAG = tag;
+	r->status.MPI_ERROR = MPI_SUCCESS;
+	r->status._cancelled = 0;
+	r->status._ucount = bytes;
+	r->err = MPI_SUCCESS;
+	r->state = RS_COMPLETE;
+}
+
+void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
+{
+	int src = cqe->source;
+	bool cancelled = (cqe->flags & KPROG_CQE_CANCELLED) || cqe->error == -ECANCELED;
+
+	if (r->kind == KR_RECV) {
+		if (src >= 0 && src < kp.world_size && r->comm->w2c[src] >= 0)
+			src = r->comm->w2c[src];
+	} else {
+		src = r->peer;
+	}
+	r->status.MPI_SOURCE = src;
+	r->status.MPI_TAG = cqe->tag;
+	r->status._ucount = cqe->bytes;
+	r->status._cancelled = cancelled;
+	r->err = cancelled ? MPI_SUCCESS : kp_errno_to_mpi(-cqe->error);
+	r->status.MPI_ERROR = r->err;
+
+	/* receive through a packed copy: move the bytes into place */
+	if (r->kind == KR_RECV && r->tmp && !cancelled && cqe->bytes) {
+		size_t n = cqe->bytes < r->tmp_bytes ? cqe->bytes : r->tmp_bytes;
+
+		if (r->lay && r->lay->flat) {
+			kp_scatter(r->lay, r->buf, r->count, r->tmp, n);
+		} else if (r->lay && r->lay->size > 0 && r->utype != MPI_DATATYPE_NULL) {
+			int pos = 0, whole = (int)(n / (size_t)r->lay->size);
+
+			PMPI_Unpack(r->tmp, (int)n, &pos, r->buf, whole, r->utype, MPI_COMM_SELF);
+		}
+	}
+	kp_req_drop(r);
+	r->state = RS_COMPLETE;
+	if (r->user_freed || r->internal)
+		kp_req_release(r);
+}
+
+static void handle_cqe(const struct kprog_cqe *cqe)
+{
+	uint32_t slot = (uint32_t)cqe->req_id;
+	struct kp_req *r;
+
+	if (slot >= pool_bump)
+		goto stale;
+	r = &pool[slot];
+	if (r->gen != (uint32_t)(cqe->req_id >> 32) || r->state != RS_ACTIVE)
+		goto stale;
+	kp_complete(r, cqe);
+	return;
+stale:
+	kp_log(1, "stale completion for id %llx", (unsigned long long)cqe->req_id);
+}
+
+static void drain(void)
+{
+	struct kprog_ring_hdr *h = kp.ring;
+	uint32_t head = h->head, tail;
+	struct kprog_cqe cqe;
+
+	tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
+	while (head != tail) {
+		while (head != tail) {
+			cqe = kp.cqes[head & kp.ring_mask];
+			head++;
+			/* free the slot before completing: completion may post */
+			__atomic_store_n(&h->head, head, __ATOMIC_RELEASE);
+			handle_cqe(&cqe);
+		}
+		tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
+	}
+}
+
+static int post_ioctl(struct kp_req *r, unsigned long ioc)
+{
+	int rc;
+
+	do {
+		rc = ioctl(kp.fd, ioc, &r->post);
+	} while (rc < 0 && errno == EINTR);
+	return rc < 0 ? errno : 0;
+}
+
+static unsigned long ioc_of(struct kp_req *r)
+{
+	return r->kind == KR_SEND ? KPROG_IOC_SEND : KPROG_IOC_RECV;
+}
+
+static void dq_push(struct kp_req *r)
+{
+	r->state = RS_DEFERRED;
+	r->next_deferred = KP_NO_REQ;
+	if (dq_tail == KP_NO_REQ)
+		dq_head = slot_of(r);
+	else
+		pool[dq_tail].next_deferred = slot_of(r);
+	dq_tail = slot_of(r);
+}
+
+static void fail_now(struct kp_req *r, int err)
+{
+	struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1, .tag = r->tag,
+				 .error = -err };
+
+	r->state = RS_ACTIVE;
+	kp_complete(r, &cqe);
+}
+
+static void after_post(struct kp_req *r)
+{
+	if (r->post.done) {
+		r->state = RS_ACTIVE;
+		kp_complete(r, &r->post.cqe);
+	} else {
+		r->state = RS_ACTIVE;
+	}
+}
+
+static void flush_deferred(void)
+{
+	while (dq_head != KP_NO_REQ) {
+		struct kp_req *r = &pool[dq_head];
+		int e = post_ioctl(r, ioc_of(r));
+
+		if (e == ENOBUFS)
+			return;
+		dq_head = r->next_deferred;
+		if (dq_head == KP_NO_REQ)
+			dq_tail = KP_NO_REQ;
+		if (e)
+			fail_now(r, e);
+		else
+			after_post(r);
+	}
+}
+
+/*
+ * Post r->post. A post the module refuses for lack of slots waits in a
+ * FIFO, and so does every later one, so that MPI's order is kept.
+ */
+int kp_post(struct kp_req *r, unsigned long ioc)
+{
+	int e;
+
+	(void)ioc;
+	r->post.req_id = kp_req_id(r);
+	if (dq_head != KP_NO_REQ) {
+		dq_push(r);
+		return MPI_SUCCESS;
+	}
+	e = post_ioctl(r, ioc_of(r));
+	if (e == ENOBUFS) {
+		kp_log(2, "max_ops reached, deferring posts");
+		dq_push(r);
+		return MPI_SUCCESS;
+	}
+	if (e)
+		return kp_errno_to_mpi(e);
+	after_post(r);
+	return MPI_SUCCESS;
+}
+
+void kp_progress(void)
+{
+	int i;
+
+	if (!kp.active)
+		return;
+	drain();
+	for (i = 0; i < 16 && __atomic_load_n(&kp.ring->overflow, __ATOMIC_ACQUIRE); i++) {
+		kp_sleep(0);
+		drain();
+	}
+	if (dq_head != KP_NO_REQ)
+		flush_deferred();
+}
+
+void kp_sleep(long timeout_ns)
+{
+	struct kprog_wait w = { .timeout_ns = timeout_ns };
+
+	ioctl(kp.fd, KPROG_IOC_WAIT, &w);	/* ETIMEDOUT, EINTR: caller loops */
+}
+
+void kp_cancel(struct kp_req *r)
+{
+	struct kprog_cancel c;
+
+	if (r->state == RS_DEFERRED) {
+		uint32_t *pp = &dq_head, prev = KP_NO_REQ;
+		struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1, .tag = r->tag,
+					 .error = -ECANCELED, .flags = KPROG_CQE_CANCELLED };
+
+		while (*pp != KP_NO_REQ && *pp != slot_of(r)) {
+			prev = *pp;
+			pp = &pool[*pp].next_deferred;
+		}
+		if (*pp == KP_NO_REQ)
+			return;
+		*pp = r->next_deferred;
+		if (dq_tail == slot_of(r))
+			dq_tail = prev;
+		r->state = RS_ACTIVE;
+		kp_complete(r, &cqe);
+		return;
+	}
+	if (r->state != RS_ACTIVE)
+		return;
+	c.req_id = kp_req_id(r);
+	/* EBUSY/ENOENT: it completes normally */
+	ioctl(kp.fd, KPROG_IOC_CANCEL, &c);
+}
+
+bool kp_deferred_pending(void)
+{
+	return dq_head != KP_NO_REQ;
+}
+
+bool kp_outstanding_internal(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < pool_bump; i++) {
+		struct kp_req *r = &pool[i];
+
+		if ((r->state == RS_ACTIVE || r->state == RS_DEFERRED) && r->kind == KR_SEND &&
+		    (r->internal || r->user_freed))
+			return true;
+	}
+	return false;
+}
+
+/* Open MPI's progress engine, for its own requests while we sleep. */
+static void ompi_kick(void)
+{
+	int flag;
+
+	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, kp.node_comm, &flag, MPI_STATUS_IGNORE);
+}
+
+/*
+ * One idle step of a blocking call: spin on the ring for spin_ns, then
+ * sleep in the kernel so its worker gets the CPU. With Open MPI requests
+ * in the same call sleep briefly (the caller tests them); otherwise wake
+ * every millisecond to let Open MPI progress other communicators.
+ */
+void kp_wait_step(uint64_t *t0, bool ompi_pending)
+{
+	if (!*t0)
+		*t0 = kp_now_ns();
+	if (kp_now_ns() - *t0 < (uint64_t)kp.spin_ns) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+		return;
+	}
+	kp_sleep(ompi_pending ? 50000 : 1000000);
+	if (!ompi_pending)
+		ompi_kick();
+}
+
+/* Block until r completes. */
+void kp_wait_one(struct kp_req *r)
+{
+	uint64_t t0 = 0;
+
+	for (;;) {
+		kp_progress();
+		if (r->state == RS_COMPLETE || r->state == RS_INACTIVE || r->state == RS_FREE)
+			return;
+		kp_wait_step(&t0, false);
+	}
+}
+
+MPI_Comm kp_req_comm(const struct kp_req *r)
+{
+	return r->comm && !r->comm->freed ? r->comm->comm : MPI_COMM_WORLD;
+}
+
+int kp_req_finish(MPI_Request *h, MPI_Status *st, bool with_error, MPI_Comm *errcomm)
+{
+	struct kp_req *r = kp_req(*h);
+	int err = r->err;
+
+	if (errcomm)
+		*errcomm = kp_req_comm(r);
+	kp_status_copy(st, r, with_error);
+	if (r->persistent) {
+		r->state = RS_INACTIVE;
+	} else {
+		kp_req_release(r);
+		*h = MPI_REQUEST_NULL;
+	}
+	return err;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkprog internals: shared state of the PMPI shim that moves the
+ * point-to-point traffic of node-local intra-communicators to /dev/kprog.
+ */
+#ifndef KPROG_SHIM_H
+#define KPROG_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <mpi.h>
+#include <linux/kprog.h>
+
+/* ---- global state (init.c) ---- */
+struct kp_state {
+	bool active;		/* kprog in use; false = pure pass-through */
+	int fd;
+	int world_rank, world_size;
+	MPI_Comm node_comm;
+	unsigned char *local;	/* world rank -> on this node */
+	struct kprog_ring_hdr *ring;
+	struct kprog_cqe *cqes;
+	size_t ring_bytes;
+	uint32_t ring_mask;
+	uint32_t max_iov, max_ops, eager_limit;
+	long spin_ns;		/* spin on the ring before sleeping */
+	int verbose;
+};
+extern struct kp_state kp;
+
+#define kp_log(lvl, ...) do { if (kp.verbose >= (lvl)) kp_logf(__VA_ARGS__); } while (0)
+void kp_logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t kp_now_ns(void);
+
+/* ---- communicators (comm.c) ---- */
+struct kp_comm {
+	MPI_Comm comm;
+	uint32_t ctx;
+	int size, rank;
+	int *c2w;		/* comm rank -> world rank */
+	int *w2c;		/* world rank -> comm rank or -1 */
+	int refs;		/* table + requests holding it */
+	bool freed;		/* removed from the table by Comm_free */
+	struct kp_comm *next;
+};
+
+void kp_comm_init(void);
+struct kp_comm *kp_comm_lookup(MPI_Comm comm);
+void kp_comm_register(MPI_Comm comm, uint32_t fixed_ctx, bool fixed);
+void kp_comm_new(MPI_Comm *newcomm);	/* after a creating PMPI call */
+void kp_comm_get(struct kp_comm *c);
+void kp_comm_put(struct kp_comm *c);
+void kp_comm_fini(void);
+int kp_err(MPI_Comm comm, int code);	/* invoke the errhandler, return code */
+
+/* ---- datatypes (dtype.c) ---- */
+struct kp_seg {
+	int64_t off;		/* bytes from the buffer address */
+	int64_t len;
+};
+
+struct kp_layout {
+	MPI_Datatype type;
+	int refs;
+	bool flat;		/* segs valid; false = use PMPI_Pack/Unpack */
+	int size;		/* bytes of one element (MPI_Type_size) */
+	MPI_Aint extent;
+	int nseg;		/* segments of one element, merged */
+	struct kp_seg *segs;
+	struct kp_layout *next;
+};
+
+struct kp_layout *kp_layout_get(MPI_Datatype type);	/* takes a ref */
+void kp_layout_put(struct kp_layout *l);
+void kp_layout_evict(MPI_Datatype type);
+/* Segments of count elements; returns the merged count, stops at max. */
+size_t kp_layout_iov(const struct kp_layout *l, const void *buf, int count,
+		     struct kprog_iov *iov, size_t max);
+/* Copy between a typed buffer and packed bytes (flat layouts only). */
+void kp_gather(const struct kp_layout *l, const void *buf, int count, void *out, size_t bytes);
+void kp_scatter(const struct kp_layout *l, void *buf, int count, const void *in, size_t bytes);
+/* Test hook: flatten without MPI (dtype tests build layouts by hand). */
+int kp_seg_merge(struct kp_seg *s, int n);
+
+/* ---- requests (req.c) ---- */
+enum kp_kind { KR_SEND, KR_RECV, KR_MSG };
+enum kp_rstate { RS_FREE, RS_INACTIVE, RS_ACTIVE, RS_DEFERRED, RS_COMPLETE };
+enum kp_mode { M_STD, M_SYNC, M_READY, M_BUFFERED };
+
+struct kp_req {
+	uint32_t gen;
+	uint32_t next_free;
+	uint8_t kind, state, mode;
+	bool persistent;
+	bool user_freed;	/* release when it completes */
+	bool internal;		/* no user handle (Bsend copies) */
+	bool proc_null;
+	bool mrecv;		/* receive of a dequeued message */
+	struct kp_comm *comm;
+	void *buf;
+	int count;
+	MPI_Datatype type;
+	bool type_dup;		/* type is our own dup (persistent) */
+	MPI_Datatype utype;	/* dup kept for PMPI_Unpack at completion */
+	int peer, tag;		/* comm rank / MPI tag as given */
+	uint64_t msg_id;	/* KR_RECV with mrecv; KR_MSG: its id */
+	/* what was posted */
+	struct kp_layout *lay;	/* held while a scatter/unpack is due */
+	void *tmp;		/* packed copy */
+	size_t tmp_bytes;
+	bool tmp_unpack;	/* recv: unpack tmp at completion */
+	struct kprog_iov *iov;
+	struct kprog_post post;	/* kept for deferred posting */
+	uint32_t next_deferred;
+	/* result */
+	MPI_Status status;
+	int err;		/* MPI error code of the completion */
+};
+
+#define KP_NO_REQ 0xffffffffu
+
+void kp_pool_init(void);
+bool kp_is_req(MPI_Request r);
+bool kp_is_msg(MPI_Message m);
+struct kp_req *kp_req_alloc(void);
+void kp_req_release(struct kp_req *r);
+void kp_req_drop(struct kp_req *r);	/* free what a post prepared */
+bool kp_deferred_pending(void);
+static inline MPI_Request kp_handle(struct kp_req *r) { return (MPI_Request)(void *)r; }
+static inline struct kp_req *kp_req(MPI_Request r) { return (struct kp_req *)(void *)r; }
+uint64_t kp_req_id(struct kp_req *r);
+void kp_progress(void);			/* drain the ring, flush deferred posts */
+void kp_sleep(long timeout_ns);		/* KPROG_IOC_WAIT */
+int kp_post(struct kp_req *r, unsigned long ioc);	/* MPI error code */
+void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe);
+void kp_complete_now(struct kp_req *r, int src, int tag, size_t bytes);
+void kp_cancel(struct kp_req *r);
+bool kp_outstanding_internal(void);
+void kp_wait_one(struct kp_req *r);	/* until r is complete */
+void kp_wait_step(uint64_t *t0, bool ompi_pending);
+void kp_status_empty(MPI_Status *st);
+void kp_status_copy(MPI_Status *dst, const struct kp_req *r, bool with_error);
+/* After a wait/test found r complete: copy status, free or deactivate. */
+int kp_req_finish(MPI_Request *h, MPI_Status *st, bool with_error, MPI_Comm *errcomm);
+MPI_Comm kp_req_comm(const struct kp_req *r);	/* for its errhandler */
+int kp_errno_to_mpi(int err);
+
+/* ---- point-to-point (p2p.c, persist.c) ---- */
+int kp_start_send(struct kp_req *r);
+int kp_start_recv(struct kp_req *r);
+struct kp_req *kp_new_op(int kind, int mode, struct kp_comm *c, const void *buf, int count,
+			 MPI_Datatype type, int peer, int tag);
+int kp_check_args(struct kp_comm *c, int count, int peer, int tag, bool recv);
+
+#endif

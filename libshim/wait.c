@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Wait/Test family, Request_free, Request_get_status.
+ *
+ * Arrays without kprog requests go to PMPI unchanged. Arrays that mix
+ * kprog and Open MPI requests are polled: drain the ring, PMPI_Test{all,
+ * any,some} the Open MPI subset (copied out and back), until the call's
+ * semantics are met. With only kprog requests still to wait for, the
+ * caller sleeps in KPROG_IOC_WAIT.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include "shim.h"
+
+static bool done(const struct kp_req *r)
+{
+	return r->state == RS_COMPLETE;
+}
+
+static bool active(const struct kp_req *r)
+{
+	return r->state == RS_ACTIVE || r->state == RS_DEFERRED || r->state == RS_COMPLETE;
+}
+
+/* ---- single requests ---- */
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+	struct kp_req *r;
+	MPI_Comm ec;
+	int rc;
+
+	if (!req || !kp_is_req(*req)) {
+		kp_progress();
+		return PMPI_Wait(req, status);
+	}
+	r = kp_req(*req);
+	if (r->state == RS_INACTIVE) {
+		kp_status_empty(status);
+		return MPI_SUCCESS;
+	}
+	kp_wait_one(r);
+	rc = kp_req_finish(req, status, false, &ec);
+	return kp_err(ec, rc);
+}
+
+int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
+{
+	struct kp_req *r;
+	MPI_Comm ec;
+	int rc;
+
+	kp_progress();
+	if (!req || !kp_is_req(*req))
+		return PMPI_Test(req, flag, status);
+	r = kp_req(*req);
+	if (r->state == RS_INACTIVE) {
+		*flag = 1;
+		kp_status_empty(status);
+		return MPI_SUCCESS;
+	}
+	if (!done(r)) {
+		*flag = 0;
+		sched_yield();	/* a polling caller must not starve the kernel worker */
+		return MPI_SUCCESS;
+	}
+	*flag = 1;
+	rc = kp_req_finish(req, status, false, &ec);
+	return kp_err(ec, rc);
+}
+
+int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
+{
+	struct kp_req *r;
+
+	kp_progress();
+	if (!kp_is_req(req))
+		return PMPI_Request_get_status(req, flag, status);
+	r = kp_req(req);
+	if (r->state == RS_INACTIVE) {
+		*flag = 1;
+		kp_status_empty(status);
+	} else if (done(r)) {
+		*flag = 1;
+		kp_status_copy(status, r, false);
+	} else {
+		*flag = 0;
+	}
+	return MPI_SUCCESS;
+}
+
+int MPI_Request_free(MPI_Request *req)
+{
+	struct kp_req *r;
+
+	if (!req || !kp_is_req(*req))
+		return PMPI_Request_free(req);
+	kp_progress();
+	r = kp_req(*req);
+	if (r->state == RS_ACTIVE || r->state == RS_DEFERRED)
+		r->user_freed = true;	/* released by its completion */
+	else
+		kp_req_release(r);
+	*req = MPI_REQUEST_NULL;
+	return MPI_SUCCESS;
+}
+
+/* ---- arrays ---- */
+
+struct mix {
+	int n, nours, nsub;
+	int *map;		/* sub index -> array index */
+	MPI_Request *sub;
+	MPI_Status *subst;
+	int *subidx;
+	void *mem;
+};
+
+/* Split @reqs; false if none is ours (caller goes straight to PMPI). */
+static bool mix_init(struct mix *m, int n, MPI_Request *reqs)
+{
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	m->n = n;
+	for (i = 0; i < n; i++)
+		if (kp_is_req(reqs[i]))
+			m->nours++;
+	if (!m->nours)
+		return false;
+	m->mem = malloc((size_t)n * (sizeof(int) * 2 + sizeof(MPI_Request) + sizeof(MPI_Status)) + 1);
+	if (!m->mem)
+		abort();
+	m->subst = m->mem;
+	m->sub = (MPI_Request *)(m->subst + n);
+	m->map = (int *)(m->sub + n);
+	m->subidx = m->map + n;
+	for (i = 0; i < n; i++)
+		if (!kp_is_req(reqs[i]) && reqs[i] != MPI_REQUEST_NULL) {
+			m->map[m->nsub] = i;
+			m->sub[m->nsub++] = reqs[i];
+		}
+	return true;
+}
+
+static void mix_fini(struct mix *m)
+{
+	free(m->mem);
+}
+
+/* Copy the Open MPI handles back (completed ones became NULL/inactive). */
+static void mix_copy_back(struct mix *m, MPI_Request *reqs)
+{
+	int j;
+
+	for (j = 0; j < m->nsub; j++)
+		reqs[m->map[j]] = m->sub[j];
+}
+
+static bool ours_active(int n, MPI_Request *reqs)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kp_is_req(reqs[i]) && active(kp_req(reqs[i])))
+			return true;
+	return false;
+}
+
+static bool ours_all_done(int n, MPI_Request *reqs)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (kp_is_req(reqs[i]) && !done(kp_req(reqs[i])) &&
+		    kp_req(reqs[i])->state != RS_INACTIVE)
+			return false;
+	return true;
+}
+
+/*
+ * All complete: finish ours, take the Open MPI statuses, and work out
+ * MPI_ERR_IN_STATUS. @subrc is what PMPI_Testall/Waitall returned.
+ */
+static int finish_all(struct mix *m, MPI_Request *reqs, MPI_Status *st, int subrc)
+{
+	MPI_Status tmp;
+	MPI_Comm ec = MPI_COMM_NULL;
+	int i, j, err = MPI_SUCCESS, e;
+	int *errs = calloc((size_t)m->n + 1, sizeof(int));
+
+	if (!errs)
+		abort();
+	for (i = 0; i < m->n; i++) {
+		MPI_Status *s = st == MPI_STATUSES_IGNORE ? &tmp : &st[i];
+
+		if (kp_is_req(reqs[i])) {
+			struct kp_req *r = kp_req(reqs[i]);
+
+			if (r->state == RS_INACTIVE) {
+				kp_status_empty(s);
+				continue;
+			}
+			MPI_Comm c = kp_req_comm(r);
+
+			e = kp_req_finish(&reqs[i], s, true, &c);
+			errs[i] = e;
+			if (e != MPI_SUCCESS && ec == MPI_COMM_NULL) {
+				ec = c;
+				err = MPI_ERR_IN_STATUS;
+			}
+		} else if (reqs[i] == MPI_REQUEST_NULL) {
+			kp_status_empty(s);
+		}
+	}
+	for (j = 0; j < m->nsub; j++) {
+		i = m->map[j];
+		if (st != MPI_STATUSES_IGNORE)
+			st[i] = m->subst[j];
+		errs[i] = subrc == MPI_ERR_IN_STATUS ? m->subst[j].MPI_ERROR : subrc;
+	}
+	mix_copy_back(m, reqs);
+	if (subrc != MPI_SUCCESS)
+		err = MPI_ERR_IN_STATUS;	/* Open MPI already called the handler */
+	if (err != MPI_SUCCESS && st != MPI_STATUSES_IGNORE)
+		for (i = 0; i < m->n; i++)
+			st[i].MPI_ERROR = errs[i];
+	free(errs);
+	if (err != MPI_SUCCESS && subrc == MPI_SUCCESS)
+		kp_err(ec, err);
+	return err;
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+{
+	struct mix m;
+	uint64_t t0 = 0;
+	int subrc = MPI_SUCCESS, flag, rc;
+	bool subdone;
+
+	kp_progress();
+	if (!mix_init(&m, n, reqs))
+		return PMPI_Waitall(n, reqs, statuses);
+	subdone = m.nsub == 0;
+	for (;;) {
+		kp_progress();
+		if (ours_all_done(n, reqs)) {
+			if (!subdone)
+				subrc = PMPI_Waitall(m.nsub, m.sub, m.subst);
+			break;
+		}
+		if (!subdone) {
+			subrc = PMPI_Testall(m.nsub, m.sub, &flag, m.subst);
+			if (flag || subrc != MPI_SUCCESS)
+				subdone = true;
+		}
+		kp_wait_step(&t0, !subdone);
+	}
+	rc = finish_all(&m, reqs, statuses, subrc);
+	mix_fini(&m);
+	return rc;
+}
+
+int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+	struct mix m;
+	int subrc = MPI_SUCCESS, rc;
+
+	kp_progress();
+	if (!mix_init(&m, n, reqs))
+		return PMPI_Testall(n, reqs, flag, statuses);
+	*flag = 0;
+	/* ours first: PMPI_Testall would complete Open MPI's for good */
+	if (!ours_all_done(n, reqs)) {
+		mix_fini(&m);
+		sched_yield();
+		return MPI_SUCCESS;
+	}
+	if (m.nsub) {
+		subrc = PMPI_Testall(m.nsub, m.sub, flag, m.subst);
+		if (!*flag && subrc == MPI_SUCCESS) {
+			mix_fini(&m);
+			return MPI_SUCCESS;
+		}
+	}
+	*flag = 1;
+	rc = finish_all(&m, reqs, statuses, subrc);
+	mix_fini(&m);
+	return rc;
+}
+
+/* Complete one of ours at index i for Waitany/Testany. */
+static int finish_any(MPI_Request *reqs, int i, int *index, MPI_Status *st)
+{
+	MPI_Comm ec;
+	int rc = kp_req_finish(&reqs[i], st, false, &ec);
+
+	*index = i;
+	return kp_err(ec, rc);
+}
+
+/*
+ * One pass of Waitany/Testany. Returns 1 when the call is satisfied (rc
+ * set), 0 to keep going; sub_left says Open MPI requests are pending.
+ */
+static int any_pass(struct mix *m, MPI_Request *reqs, int *index, MPI_Status *st, int *rc,
+		    bool *sub_left)
+{
+	int i, j, flag;
+	MPI_Status s;
+
+	kp_progress();
+	for (i = 0; i < m->n; i++)
+		if (kp_is_req(reqs[i]) && done(kp_req(reqs[i]))) {
+			*rc = finish_any(reqs, i, index, st);
+			return 1;
+		}
+	*sub_left = false;
+	if (m->nsub) {
+		*rc = PMPI_Testany(m->nsub, m->sub, &j, &flag, st == MPI_STATUS_IGNORE ? &s : st);
+		mix_copy_back(m, reqs);
+		if (flag && j != MPI_UNDEFINED) {
+			*index = m->map[j];
+			return 1;
+		}
+		if (*rc != MPI_SUCCESS)
+			return 1;
+		*sub_left = !flag;
+	}
+	if (!ours_active(m->n, reqs) && !*sub_left) {
+		*index = MPI_UNDEFINED;
+		kp_status_empty(st);
+		*rc = MPI_SUCCESS;
+		return 1;
+	}
+	return 0;
+}
+
+int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+	struct mix m;
+	uint64_t t0 = 0;
+	int rc = MPI_SUCCESS, j;
+	bool sub_left;
+
+	kp_progress();
+	if (!mix_init(&m, n, reqs))
+		return PMPI_Waitany(n, reqs, index, status);
+	for (;;) {
+		if (any_pass(&m, reqs, index, status, &rc, &sub_left))
+			break;
+		if (!ours_active(n, reqs)) {
+			/* only Open MPI's left: block there */
+			rc = PMPI_Waitany(m.nsub, m.sub, &j, status);
+			mix_copy_back(&m, reqs);
+			*index = j == MPI_UNDEFINED ? MPI_UNDEFINED : m.map[j];
+			break;
+		}
+		kp_wait_step(&t0, sub_left);
+	}
+	mix_fini(&m);
+	return rc;
+}
+
+int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+	struct mix m;
+	int rc = MPI_SUCCESS;
+	bool sub_left;
+
+	kp_progress();
+	if (!mix_init(&m, n, reqs))
+		return PMPI_Testany(n, reqs, index, flag, status);
+	*flag = any_pass(&m, reqs, index, status, &rc, &sub_left);
+	if (!*flag) {
+		*index = MPI_UNDEFINED;
+		sched_yield();
+	}
+	mix_fini(&m);
+	return rc;
+}
+
+/*
+ * One pass of Waitsome/Testsome: collect every completed request.
+ * Returns the number found, or MPI_UNDEFINED if nothing is active.
+ */
+static int some_pass(struct mix *m, MPI_Request *reqs, int *indices, MPI_Status *st,
+		     int *rc, bool *sub_left)
+{
+	int i, j, k = 0, o = 0, subrc = MPI_SUCCESS, e;
+	bool any_active = false, failed = false;
+	MPI_Comm ec = MPI_COMM_NULL;
+	int *errs = calloc((size_t)m->n + 1, sizeof(int));
+
+	if (!errs)
+		abort();
+	kp_progress();
+	any_active = ours_active(m->n, reqs);
+	for (i = 0; i < m->n; i++) {
+		if (!kp_is_req(reqs[i]) || !done(kp_req(reqs[i])))
+			continue;
+		MPI_Comm c;
+
+		e = kp_req_finish(&reqs[i], st == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &st[k],
+				  true, &c);
+		if (e != MPI_SUCCESS && !failed) {
+			failed = true;
+			ec = c;
+		}
+		errs[k] = e;
+		indices[k++] = i;
+	}
+	*sub_left = false;
+	if (m->nsub) {
+		subrc = PMPI_Testsome(m->nsub, m->sub, &o, m->subidx, m->subst);
+		mix_copy_back(m, reqs);
+		if (o == MPI_UNDEFINED) {
+			o = 0;
+		} else {
+			any_active = true;
+			*sub_left = o < m->nsub;
+			for (j = 0; j < o; j++) {
+				int sj = m->subidx[j];
+
+				if (st != MPI_STATUSES_IGNORE)
+					st[k] = m->subst[sj];
+				errs[k] = subrc == MPI_ERR_IN_STATUS ? m->subst[sj].MPI_ERROR : subrc;
+				indices[k++] = m->map[sj];
+			}
+		}
+	}
+	*rc = MPI_SUCCESS;
+	if (failed || subrc != MPI_SUCCESS) {
+		*rc = MPI_ERR_IN_STATUS;
+		if (st != MPI_STATUSES_IGNORE)
+			for (i = 0; i < k; i++)
+				st[i].MPI_ERROR = errs[i];
+		if (subrc == MPI_SUCCESS)
+			kp_err(ec, MPI_ERR_IN_STATUS);
+	}
+	free(errs);
+	if (!any_active && k == 0)
+		return MPI_UNDEFINED;
+	return k;
+}
+
+int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+	struct mix m;
+	uint64_t t0 = 0;
+	int rc = MPI_SUCCESS, k;
+	bool sub_left;
+
+	kp_progress();
+	if (!mix_init(&m, n, reqs))
+		return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+	for (;;) {
+		k = some_pass(&m, reqs, indices, statuses, &rc, &sub_left);
+		if (k != 0)
+			break;
+		if (!ours_active(n, reqs)) {
+			/* only Open MPI's left: block there */
+			int j;
+
+			rc = PMPI_Waitsome(m.nsub, m.sub, &k, m.subidx, statuses);
+			mix_copy_back(&m, reqs);
+			if (k != MPI_UNDEFINED)
+				for (j = 0; j < k; j++)
+					indices[j] = m.map[m.subidx[j]];
+			break;
+		}
+		kp_wait_step(&t0, sub_left);
+	}
+	*outcount = k;
+	mix_fini(&m);
+	return rc;
+}
+
+int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
+{
+	struct mix m;
+	int rc = MPI_SUCCESS;
+	bool sub_left;
+
+	kp_progress();
+	if (!mix_init(&m, n, reqs))
+		return PMPI_Testsome(n, reqs, outcount, indices, statuses);
+	*outcount = some_pass(&m, reqs, indices, statuses, &rc, &sub_left);
+	if (*outcount == 0)
+		sched_yield();
+	mix_fini(&m);
+	return rc;
+}
