@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Blocking point-to-point between ranks 0 and 1 (others only join the
+ * barriers). Run with 2 (or 3) ranks.
+ *
+ *  1  Send / Recv ping-pong, 0 B .. 4 MiB, data changing per iteration;
+ *     zero-byte receive with a NULL buffer; the largest tag (MPI_TAG_UB)
+ *  2  Ssend / Issend are synchronous: the receiver posts its receive
+ *     200 ms late and records the time (CLOCK_MONOTONIC, shared by all
+ *     processes of the host); the Ssend must return, and Test on the
+ *     Issend must stay false, until after that time; elapsed >= 150 ms
+ *  3  Rsend / Irsend with the receive pre-posted before a barrier
+ *  4  Bsend / Ibsend with MPI_Buffer_attach: they return before the
+ *     receiver posts anything (the receiver sleeps 500 ms and records the
+ *     time); MPI_Buffer_detach gives the buffer back
+ *  5  PROC_NULL: Send / Recv / Sendrecv with PROC_NULL neighbours
+ */
+#include "check.h"
+
+static int rank, size;
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void test_pingpong(void)
+{
+	static const int lens[] = { 0, 1, 100, 4096, 65535, 65536, 65537,
+				    300000, 1 << 20, 4 << 20 };
+	int i, it, tag_ub = 0, *tub, flag = 0;
+	unsigned char *b = xmalloc(4 << 20);
+	MPI_Status st;
+
+	for (i = 0; i < 10; i++)
+		for (it = 0; it < (lens[i] > 1 << 20 ? 2 : 4); it++) {
+			int len = lens[i], tag = i * 10 + it;
+
+			if (rank == 0) {
+				pat_fill(b, len, pat_seed(0, 1, tag, it));
+				MPI_CHECK(MPI_Send(b, len, MPI_BYTE, 1, tag,
+						   MPI_COMM_WORLD));
+				memset(b, 0, len);
+				status_poison(&st);
+				MPI_CHECK(MPI_Recv(b, 4 << 20, MPI_BYTE, 1, tag,
+						   MPI_COMM_WORLD, &st));
+				CHECK_STATUS(&st, 1, tag, len, MPI_BYTE);
+				CHECK_PAT(b, len, pat_seed(1, 0, tag, it),
+					  "pong %d B iteration %d", len, it);
+			} else if (rank == 1) {
+				status_poison(&st);
+				MPI_CHECK(MPI_Recv(b, len, MPI_BYTE, 0, tag,
+						   MPI_COMM_WORLD, &st));
+				CHECK_STATUS(&st, 0, tag, len, MPI_BYTE);
+				CHECK_PAT(b, len, pat_seed(0, 1, tag, it),
+					  "ping %d B iteration %d", len, it);
+				pat_fill(b, len, pat_seed(1, 0, tag, it));
+				MPI_CHECK(MPI_Send(b, len, MPI_BYTE, 0, tag,
+						   MPI_COMM_WORLD));
+			}
+		}
+	/* Zero bytes into a NULL buffer; the largest tag. */
+	MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tub, &flag));
+	CHECK(flag, "no MPI_TAG_UB");
+	tag_ub = *tub;
+	if (rank == 0) {
+		MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, 1, 7, MPI_COMM_WORLD));
+		pat_fill(b, 33, pat_seed(0, 1, tag_ub, 0));
+		MPI_CHECK(MPI_Send(b, 33, MPI_BYTE, 1, tag_ub, MPI_COMM_WORLD));
+	} else if (rank == 1) {
+		status_poison(&st);
+		MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &st));
+		CHECK_STATUS(&st, 0, 7, 0, MPI_BYTE);
+		status_poison(&st);
+		MPI_CHECK(MPI_Recv(b, 64, MPI_BYTE, 0, MPI_ANY_TAG,
+				   MPI_COMM_WORLD, &st));
+		CHECK_STATUS(&st, 0, tag_ub, 33, MPI_BYTE);
+		CHECK_PAT(b, 33, pat_seed(0, 1, tag_ub, 0), "tag MPI_TAG_UB");
+	}
+	free(b);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_ssend(int len, int nonblocking)
+{
+	unsigned char *b = xmalloc(len);
+	double t_post = 0, t_done, t0;
+	MPI_Status st;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		pat_fill(b, len, pat_seed(0, 1, 90, len));
+		t0 = mono();
+		if (nonblocking) {
+			MPI_Request rq;
+			int flag = 0;
+
+			MPI_CHECK(MPI_Issend(b, len, MPI_BYTE, 1, 90,
+					     MPI_COMM_WORLD, &rq));
+			while (!flag)
+				MPI_CHECK(MPI_Test(&rq, &flag, MPI_STATUS_IGNORE));
+		} else {
+			MPI_CHECK(MPI_Ssend(b, len, MPI_BYTE, 1, 90,
+					    MPI_COMM_WORLD));
+		}
+		t_done = mono();
+		MPI_CHECK(MPI_Recv(&t_post, 1, MPI_DOUBLE, 1, 91, MPI_COMM_WORLD,
+				   MPI_STATUS_IGNORE));
+		CHECK(t_done >= t_post, "%s of %d B completed %.1f ms before the "
+		      "receiver posted its receive", nonblocking ? "Issend" :
+		      "Ssend", len, (t_post - t_done) * 1e3);
+		CHECK(t_done - t0 >= 0.15, "%s of %d B took %.1f ms, the "
+		      "receiver slept 200 ms", nonblocking ? "Issend" : "Ssend",
+		      len, (t_done - t0) * 1e3);
+	} else if (rank == 1) {
+		sleep_ms(200);
+		t_post = mono();
+		status_poison(&st);
+		MPI_CHECK(MPI_Recv(b, len, MPI_BYTE, 0, 90, MPI_COMM_WORLD, &st));
+		CHECK_STATUS(&st, 0, 90, len, MPI_BYTE);
+		CHECK_PAT(b, len, pat_seed(0, 1, 90, len), "Ssend data");
+		MPI_CHECK(MPI_Send(&t_post, 1, MPI_DOUBLE, 0, 91,
+				   MPI_COMM_WORLD));
+	}
+	free(b);
+}
+
+static void test_rsend(int len, int nonblocking)
+{
+	unsigned char *b = xmalloc(len);
+	MPI_Request rq;
+	MPI_Status st;
+
+	if (rank == 1) {
+		memset(b, 0, len);
+		MPI_CHECK(MPI_Irecv(b, len, MPI_BYTE, 0, 92, MPI_COMM_WORLD, &rq));
+		MPI_Barrier(MPI_COMM_WORLD);
+		status_poison(&st);
+		MPI_CHECK(MPI_Wait(&rq, &st));
+		CHECK_STATUS(&st, 0, 92, len, MPI_BYTE);
+		CHECK_PAT(b, len, pat_seed(0, 1, 92, len), "Rsend data");
+	} else if (rank == 0) {
+		pat_fill(b, len, pat_seed(0, 1, 92, len));
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (nonblocking) {
+			MPI_CHECK(MPI_Irsend(b, len, MPI_BYTE, 1, 92,
+					     MPI_COMM_WORLD, &rq));
+			MPI_CHECK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+		} else {
+			MPI_CHECK(MPI_Rsend(b, len, MPI_BYTE, 1, 92,
+					    MPI_COMM_WORLD));
+		}
+	} else {
+		MPI_Barrier(MPI_COMM_WORLD);
+	}
+	free(b);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_bsend(void)
+{
+	static const int lens[] = { 10, 5000, 100000, 1 << 20 };
+	enum { N = 4 };
+	unsigned char *msg[N];
+	int i, bsize = 0;
+
+	for (i = 0; i < N; i++) {
+		int s = 0;
+
+		MPI_CHECK(MPI_Pack_size(lens[i], MPI_BYTE, MPI_COMM_WORLD, &s));
+		bsize += s + MPI_BSEND_OVERHEAD;
+		msg[i] = xmalloc(lens[i]);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		void *att = xmalloc(bsize), *det = NULL;
+		double t_done, t_post = 0;
+		MPI_Request rq;
+		int dsize = 0;
+
+		MPI_CHECK(MPI_Buffer_attach(att, bsize));
+		for (i = 0; i < N; i++) {
+			pat_fill(msg[i], lens[i], pat_seed(0, 1, 93 + i, 0));
+			if (i == 2) {
+				MPI_CHECK(MPI_Ibsend(msg[i], lens[i], MPI_BYTE, 1,
+						     93 + i, MPI_COMM_WORLD, &rq));
+				MPI_CHECK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+			} else {
+				MPI_CHECK(MPI_Bsend(msg[i], lens[i], MPI_BYTE, 1,
+						    93 + i, MPI_COMM_WORLD));
+			}
+			/* The data were copied: the user buffer is free. */
+			memset(msg[i], 0xFF, lens[i]);
+		}
+		t_done = mono();
+		MPI_CHECK(MPI_Buffer_detach(&det, &dsize));
+		CHECK(det == att && dsize == bsize, "Buffer_detach gave %p %d, "
+		      "attached %p %d", det, dsize, att, bsize);
+		MPI_CHECK(MPI_Recv(&t_post, 1, MPI_DOUBLE, 1, 99, MPI_COMM_WORLD,
+				   MPI_STATUS_IGNORE));
+		CHECK(t_done < t_post, "Bsends returned only %.1f ms after the "
+		      "receiver posted its first receive (it slept 500 ms)",
+		      (t_done - t_post) * 1e3);
+		free(att);
+	} else if (rank == 1) {
+		double t_post;
+		MPI_Status st;
+
+		sleep_ms(500);
+		t_post = mono();
+		/* Receive in reverse order. */
+		for (i = N - 1; i >= 0; i--) {
+			status_poison(&st);
+			MPI_CHECK(MPI_Recv(msg[i], lens[i], MPI_BYTE, 0, 93 + i,
+					   MPI_COMM_WORLD, &st));
+			CHECK_STATUS(&st, 0, 93 + i, lens[i], MPI_BYTE);
+			CHECK_PAT(msg[i], lens[i], pat_seed(0, 1, 93 + i, 0),
+				  "Bsend message %d (%d B)", i, lens[i]);
+		}
+		MPI_CHECK(MPI_Send(&t_post, 1, MPI_DOUBLE, 0, 99,
+				   MPI_COMM_WORLD));
+	}
+	for (i = 0; i < N; i++)
+		free(msg[i]);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void check_proc_null(MPI_Status *st, const char *what)
+{
+	int cnt = -1;
+
+	MPI_CHECK(MPI_Get_count(st, MPI_BYTE, &cnt));
+	CHECK(st->MPI_SOURCE == MPI_PROC_NULL && st->MPI_TAG == MPI_ANY_TAG &&
+	      cnt == 0, "%s: status source %d tag %d count %d", what,
+	      st->MPI_SOURCE, st->MPI_TAG, cnt);
+}
+
+static void test_proc_null(void)
+{
+	unsigned char sb[300000], rb[300000];
+	MPI_Status st;
+	int lens[2] = { 50, 300000 }, i;
+
+	memset(sb, 0x11, sizeof(sb));
+	memset(rb, 0xAB, sizeof(rb));
+	MPI_CHECK(MPI_Send(sb, 10, MPI_BYTE, MPI_PROC_NULL, 1, MPI_COMM_WORLD));
+	MPI_CHECK(MPI_Ssend(sb, 10, MPI_BYTE, MPI_PROC_NULL, 1, MPI_COMM_WORLD));
+	status_poison(&st);
+	MPI_CHECK(MPI_Recv(rb, 10, MPI_BYTE, MPI_PROC_NULL, 1, MPI_COMM_WORLD,
+			   &st));
+	check_proc_null(&st, "Recv(PROC_NULL)");
+	CHECK_FILL(rb, 10, 0xAB, "Recv(PROC_NULL) wrote the buffer");
+	/* A chain 0 -> 1 with PROC_NULL at both ends. */
+	for (i = 0; i < 2; i++) {
+		int len = lens[i];
+		int dst = rank == 0 ? 1 : MPI_PROC_NULL;
+		int src = rank == 1 ? 0 : MPI_PROC_NULL;
+
+		if (rank > 1)
+			dst = src = MPI_PROC_NULL;
+		pat_fill(sb, len, pat_seed(rank, dst, 95, i));
+		memset(rb, 0xAB, len);
+		status_poison(&st);
+		MPI_CHECK(MPI_Sendrecv(sb, len, MPI_BYTE, dst, 95, rb, len,
+				       MPI_BYTE, src, 95, MPI_COMM_WORLD, &st));
+		if (src == MPI_PROC_NULL) {
+			check_proc_null(&st, "Sendrecv from PROC_NULL");
+			CHECK_FILL(rb, len, 0xAB, "Sendrecv from PROC_NULL wrote "
+				   "the buffer");
+		} else {
+			CHECK_STATUS(&st, src, 95, len, MPI_BYTE);
+			CHECK_PAT(rb, len, pat_seed(src, rank, 95, i), "Sendrecv "
+				  "with a PROC_NULL destination");
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+	test_init(&argc, &argv, "blocking", 2, &rank, &size);
+	test_pingpong();
+	test_ssend(8, 0);
+	test_ssend(8, 1);
+	test_ssend(1 << 20, 0);
+	test_ssend(200000, 1);
+	test_rsend(16, 0);
+	test_rsend(16, 1);
+	test_rsend(500000, 0);
+	test_rsend(500000, 1);
+	test_bsend();
+	test_proc_null();
+	return test_finish();
+}
