@@ -70,6 +70,7 @@ enum { TAG_SYNC = 11, TAG_DATA = 12, TAG_ACK = 13, TAG_CTL = 14 };
 #define MAXTHREADS 1024
 #define GUARD 64
 #define FILLBYTE 0xA5
+#define LAT0_ROUNDS 200	/* at least, for the 0-byte latency */
 
 static int rank;
 static int peer;
@@ -91,6 +92,7 @@ static clockid_t comp_clock = CLOCK_THREAD_CPUTIME_ID;
 static const char *csv_path;
 static const char *label = "";
 static int quiet;
+static int irecv_first;	/* receiver: post the Irecv before the CTS (paper: after) */
 
 /* results of the base benchmarks, per size index, in us */
 static double lat0;
@@ -387,8 +389,13 @@ static double one_round(int kind, size_t size, MPI_Datatype dt, int count,
 				prefill_recv(rbuf, size, nc);
 			t0 = now_us();
 			/* the 0-byte CTS: the receiver is ready first */
-			MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_SYNC, MPI_COMM_WORLD);
-			MPI_Irecv(rbuf, count, dt, 1, TAG_DATA, MPI_COMM_WORLD, &req);
+			if (irecv_first) {
+				MPI_Irecv(rbuf, count, dt, 1, TAG_DATA, MPI_COMM_WORLD, &req);
+				MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_SYNC, MPI_COMM_WORLD);
+			} else {
+				MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_SYNC, MPI_COMM_WORLD);
+				MPI_Irecv(rbuf, count, dt, 1, TAG_DATA, MPI_COMM_WORLD, &req);
+			}
 			compute(comp);
 			MPI_Wait(&req, MPI_STATUS_IGNORE);
 			t1 = now_us();
@@ -470,6 +477,7 @@ static MPI_Datatype vec_type(size_t size)
 }
 
 static int point_id;
+static double last_iqr;
 
 /*
  * One point: warm-up rounds, then @iters measured rounds; returns the
@@ -485,7 +493,7 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 	double med;
 
 	if (!samples)
-		samples = malloc(sizeof(double) * (iters > 0 ? iters : 1));
+		samples = malloc(sizeof(double) * (iters > LAT0_ROUNDS ? iters : LAT0_ROUNDS));
 	if (nc && size) {
 		dt = vec_type(size);
 		count = 1;
@@ -517,7 +525,9 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 		MPI_Send(v, 2, MPI_LONG, 0, TAG_CTL, MPI_COMM_WORLD);
 		return 0;
 	}
-	med = iters > 0 ? median(samples, iters) : 0;
+	med = median(samples, iters);
+	/* spread of the samples: interquartile range relative to the median */
+	last_iqr = med > 0 ? (samples[(3 * iters) / 4] - samples[iters / 4]) / med : 0;
 	*errs = pt_errors + e1;
 	if (*errs) {
 		fprintf(stderr,
@@ -548,13 +558,13 @@ static void out_line(const char *bench, size_t size, double comp, double tcomm,
 	snprintf(rs, sizeof(rs), isnan(ratio) ? "-" : "%.3f", ratio);
 	snprintf(r0s, sizeof(r0s), isnan(ratio0) ? "-" : "%.3f", ratio0);
 	snprintf(t0s, sizeof(t0s), isnan(t0) ? "-" : "%.2f", t0);
-	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s\n",
-	       bench, size, comp, tcomm, tmeas, rs, threads, errs, t0s, r0s);
+	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s %5.0f\n",
+	       bench, size, comp, tcomm, tmeas, rs, threads, errs, t0s, r0s, 100 * last_iqr);
 	fflush(stdout);
 	if (csv) {
-		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld,%s,%s\n", bench, size, comp,
+		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld,%s,%s,%.1f\n", bench, size, comp,
 			tcomm, tmeas, isnan(ratio) ? "" : rs, threads, errs,
-			isnan(t0) ? "" : t0s, isnan(ratio0) ? "" : r0s);
+			isnan(t0) ? "" : t0s, isnan(ratio0) ? "" : r0s, 100 * last_iqr);
 		fflush(csv);
 	}
 }
@@ -660,7 +670,8 @@ static void parse_args(int argc, char **argv)
 			ncomps = 0;
 			for (tok = strtok_r(optarg, ",", &save); tok && ncomps < MAXCOMPS;
 			     tok = strtok_r(NULL, ",", &save))
-				comps[ncomps++] = atof(tok);
+				if (atof(tok) > 0)
+					comps[ncomps++] = atof(tok);
 			break;
 		case 'e': comp_equal = 1; break;
 		case 'n': comp_min = atof(optarg); break;
@@ -755,6 +766,7 @@ int main(int argc, char **argv)
 	}
 	peer = 1 - rank;
 	parse_args(argc, argv);
+	irecv_first = getenv("OVERLAP_IRECV_FIRST") != NULL;
 
 	for (int i = 0; i < nsizes; i++)
 		if (sizes[i] > maxsz)
@@ -773,7 +785,7 @@ int main(int argc, char **argv)
 			perror(csv_path);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
-		fprintf(csv, "bench,size,comp_us,tcomm_us,tmeasured_us,ratio,threads,errors,t0_us,ratio0\n");
+		fprintf(csv, "bench,size,comp_us,tcomm_us,tmeasured_us,ratio,threads,errors,t0_us,ratio0,iqr_pct\n");
 	}
 
 	kmode = kprog_mode(kbuf, sizeof(kbuf));
@@ -811,10 +823,17 @@ int main(int argc, char **argv)
 	/* ---- base benchmarks ---- */
 	total = 1 + nsizes * (1 + want[B_NONCONTIG] + want[B_CPU]);
 	progress("latency", 0, done, total);
-	lat0 = run_point(K_PINGPONG, 0, 0, &errs);
+	{
+		int it = iters;
+
+		iters = it > LAT0_ROUNDS ? it : LAT0_ROUNDS;
+		lat0 = run_point(K_PINGPONG, 0, 0, &errs);
+		iters = it;
+	}
 	done++;
 	if (rank == 0)
-		printf("# lat0 (0-byte ping-pong / 2) = %.2f us\n", lat0);
+		printf("# lat0 (0-byte ping-pong / 2) = %.2f us (median of %d, iqr %.0f%%)\n", lat0,
+		       iters > LAT0_ROUNDS ? iters : LAT0_ROUNDS, 100 * last_iqr);
 	for (int s = 0; s < nsizes; s++) {
 		progress("base", sizes[s], done, total);
 		t_pp[s] = run_point(K_PINGPONG, sizes[s], 0, &errs);
@@ -860,8 +879,9 @@ int main(int argc, char **argv)
 		else
 			printf("# comp: %d given values\n", ncomps);
 		printf("# T0 = T_measured of the same benchmark without computation; ratio0 = eq. 1 with T_comm := T0 (extra column, not in the paper)\n");
-		printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s\n", "bench", "size", "T_comp", "T_comm",
-		       "T_measured", "ratio", "thr", "errors", "T0", "ratio0");
+		printf("# iqr%% = interquartile range of the %d samples of T_measured, in %% of the median (noise indicator)\n", iters);
+		printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s %5s\n", "bench", "size", "T_comp", "T_comm",
+		       "T_measured", "ratio", "thr", "errors", "T0", "ratio0", "iqr%");
 		fflush(stdout);
 	}
 
