@@ -95,82 +95,89 @@ static void kprog_shm_copy(struct page **dp, unsigned long doff,
 	}
 }
 
-static int kprog_shm_run(struct kprog_xfer *x, struct page **sp,
-			 struct page **dp, u64 *done)
+/*
+ * One step: pin up to a chunk on each side, copy, unpin. The address
+ * spaces are held (mmget) only for the step: holding them across the
+ * whole transfer would keep a killed process's mappings, and with them
+ * its kprog file, alive until the copy finished.
+ */
+static long kprog_shm_step(struct kprog_xfer *x, struct kprog_shm_cursor *sc,
+			   struct kprog_shm_cursor *dc, u64 n,
+			   struct page **sp, struct page **dp)
 {
-	struct kprog_shm_cursor sc = { .d = &x->src }, dc = { .d = &x->dst };
-	unsigned long saddr = 0, daddr;
-	long ns = 0, nd;
-	u64 n;
+	unsigned long saddr = 0, daddr = kprog_shm_addr(dc);
+	long ns = 0, nd, ret = -ECONNRESET;
 
-	while (*done < x->len) {
-		if (kprog_xfer_aborted(x))
-			return -ECONNRESET;
-		n = min3(x->len - *done, kprog_shm_span(&sc),
-			 kprog_shm_span(&dc));
-		if (!x->src.kbuf) {
-			saddr = kprog_shm_addr(&sc);
-			ns = kprog_shm_pin(x->src.mm, saddr, n, false, sp);
-			if (ns < 0)
-				return ns;
-			n = min_t(u64, n, ns * PAGE_SIZE -
-					 offset_in_page(saddr));
+	if (x->src.mm && !mmget_not_zero(x->src.mm))
+		return ret;
+	if (!mmget_not_zero(x->dst.mm))
+		goto out_src;
+
+	if (x->src.mm) {
+		saddr = kprog_shm_addr(sc);
+		ns = kprog_shm_pin(x->src.mm, saddr, n, false, sp);
+		if (ns < 0) {
+			ret = ns;
+			goto out_dst;
 		}
-		daddr = kprog_shm_addr(&dc);
-		nd = kprog_shm_pin(x->dst.mm, daddr, n, true, dp);
-		if (nd < 0) {
-			if (!x->src.kbuf)
-				unpin_user_pages(sp, ns);
-			return nd;
-		}
-		n = min_t(u64, n, nd * PAGE_SIZE - offset_in_page(daddr));
-
-		kprog_shm_copy(dp, offset_in_page(daddr), sp,
-			       offset_in_page(saddr),
-			       x->src.kbuf ? x->src.kbuf + sc.off : NULL, n);
-
-		if (!x->src.kbuf)
-			unpin_user_pages(sp, ns);
-		unpin_user_pages_dirty_lock(dp, nd, true);
-		kprog_shm_advance(&sc, n);
-		kprog_shm_advance(&dc, n);
-		*done += n;
-		cond_resched();
+		n = min_t(u64, n, ns * PAGE_SIZE - offset_in_page(saddr));
 	}
-	return 0;
+	nd = kprog_shm_pin(x->dst.mm, daddr, n, true, dp);
+	if (nd < 0) {
+		ret = nd;
+		goto out_unpin;
+	}
+	n = min_t(u64, n, nd * PAGE_SIZE - offset_in_page(daddr));
+
+	kprog_shm_copy(dp, offset_in_page(daddr), sp, offset_in_page(saddr),
+		       x->src.kbuf ? x->src.kbuf + sc->off : NULL, n);
+	unpin_user_pages_dirty_lock(dp, nd, true);
+	ret = n;
+out_unpin:
+	if (ns > 0)
+		unpin_user_pages(sp, ns);
+out_dst:
+	mmput(x->dst.mm);
+out_src:
+	if (x->src.mm)
+		mmput(x->src.mm);
+	return ret;
 }
 
 static void kprog_shm_work(struct work_struct *work)
 {
 	struct kprog_xfer *x = container_of(work, struct kprog_xfer, work);
-	struct mm_struct *smm = NULL, *dmm = NULL;
+	struct kprog_shm_cursor sc = { .d = &x->src }, dc = { .d = &x->dst };
 	struct page **pages;
-	u64 done = 0;
-	int err;
+	u64 done = 0, n;
+	long ret;
+	int err = 0;
 
 	pages = kmalloc_array(2 * KPROG_SHM_CHUNK, sizeof(*pages), GFP_KERNEL);
 	if (!pages) {
 		err = -ENOMEM;
 		goto out;
 	}
-	/* A process that exited (or is exiting) has no pages to offer. */
-	err = -ECONNRESET;
-	if (x->src.mm) {
-		if (!mmget_not_zero(x->src.mm))
-			goto out;
-		smm = x->src.mm;
+	while (done < x->len) {
+		if (kprog_xfer_aborted(x)) {
+			err = -ECONNRESET;
+			break;
+		}
+		n = min3(x->len - done, kprog_shm_span(&sc),
+			 kprog_shm_span(&dc));
+		ret = kprog_shm_step(x, &sc, &dc, n, pages,
+				     pages + KPROG_SHM_CHUNK);
+		if (ret < 0) {
+			err = ret;
+			break;
+		}
+		kprog_shm_advance(&sc, ret);
+		kprog_shm_advance(&dc, ret);
+		done += ret;
+		cond_resched();
 	}
-	if (!mmget_not_zero(x->dst.mm))
-		goto out;
-	dmm = x->dst.mm;
-
-	err = kprog_shm_run(x, pages, pages + KPROG_SHM_CHUNK, &done);
-out:
-	if (smm)
-		mmput(smm);
-	if (dmm)
-		mmput(dmm);
 	kfree(pages);
+out:
 	kprog_xfer_done(x, done, err);
 }
 
