@@ -142,6 +142,7 @@ int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j)
 		kref_get(&job->ref);
 	job->members++;
 	ep->rank = j->rank;
+	/* Publish a fully set up endpoint; pairs with kprog_ep_job(). */
 	smp_store_release(&ep->job, job);
 	mutex_unlock(&kprog_jobs_mutex);
 

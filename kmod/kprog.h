@@ -159,6 +159,7 @@ static inline void kprog_ep_get(struct kprog_ep *ep)
  */
 static inline struct kprog_job *kprog_ep_job(struct kprog_ep *ep)
 {
+	/* Pairs with the release in kprog_job_join(). */
 	return smp_load_acquire(&ep->job);
 }
 

@@ -8,7 +8,6 @@
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/hrtimer.h>
-#include <linux/version.h>
 #include "kprog.h"
 
 /**
@@ -58,6 +57,7 @@ static void kprog_ring_write(struct kprog_ep *ep, const struct kprog_cqe *cqe)
 {
 	ep->cqes[ep->tail & (ep->ring_entries - 1)] = *cqe;
 	ep->tail++;
+	/* Slot contents before the index; pairs with user space's acquire. */
 	smp_store_release(&ep->hdr->tail, ep->tail);
 }
 
@@ -179,8 +179,8 @@ int kprog_ring_wait(struct kprog_ep *ep, s64 timeout_ns)
 
 			if (left <= 0)
 				return -ETIMEDOUT;
-			ret = wait_event_interruptible_hrtimeout(ep->wq,
-						kprog_ring_ready(ep), left);
+			ret = wait_event_interruptible_hrtimeout
+				(ep->wq, kprog_ring_ready(ep), left);
 			if (ret == -ETIME)
 				return -ETIMEDOUT;
 		}
@@ -220,7 +220,7 @@ int kprog_ring_mmap(struct kprog_ep *ep, struct vm_area_struct *vma)
 		return -EBADFD;
 	if (vma->vm_pgoff || vma->vm_end - vma->vm_start > ep->ring_bytes)
 		return -EINVAL;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef KPROG_HAVE_VM_FLAGS_SET
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 #else
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;

@@ -10,7 +10,6 @@
 #include <linux/highmem.h>
 #include <linux/sched/mm.h>
 #include <linux/workqueue.h>
-#include <linux/version.h>
 #include "kprog.h"
 #include "transport.h"
 
@@ -56,12 +55,12 @@ static long kprog_shm_pin(struct mm_struct *mm, unsigned long addr, u64 n,
 	long ret;
 
 	mmap_read_lock(mm);
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
-	ret = pin_user_pages_remote(mm, addr & PAGE_MASK, nr,
-				    write ? FOLL_WRITE : 0, pages, NULL);
-#else
+#ifdef KPROG_GUP_HAS_VMAS
 	ret = pin_user_pages_remote(mm, addr & PAGE_MASK, nr,
 				    write ? FOLL_WRITE : 0, pages, NULL, NULL);
+#else
+	ret = pin_user_pages_remote(mm, addr & PAGE_MASK, nr,
+				    write ? FOLL_WRITE : 0, pages, NULL);
 #endif
 	mmap_read_unlock(mm);
 	return ret ? ret : -EFAULT;
