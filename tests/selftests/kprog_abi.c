@@ -319,6 +319,45 @@ TEST(mmap_ring)
 	close(fd);
 }
 
+
+/* A JOIN whose argument cannot be written back takes no rank. */
+TEST(join_readonly_arg_changes_nothing)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct kprog_join *j = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	__u64 key = kp_key();
+	int fd = kp_open(), fd2 = kp_open();
+
+	ASSERT_NE(MAP_FAILED, j);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, fd2);
+	kp_join_init(j, key, 0, 2, 0, 0);
+	ASSERT_EQ(0, mprotect(j, pg, PROT_READ));
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(fd, KPROG_IOC_JOIN, j));
+	EXPECT_EQ(EFAULT, errno);
+	/* rank 0 is still free, and fd can still join */
+	EXPECT_EQ(0, kp_join_fd(fd2, key, 0, 2, 0, 0, NULL));
+	EXPECT_EQ(0, kp_join_fd(fd, key, 1, 2, 0, 0, NULL));
+	munmap(j, pg);
+	close(fd);
+	close(fd2);
+}
+
+TEST(mmap_before_join_fails)
+{
+	void *m;
+	int fd = kp_open();
+
+	ASSERT_LE(0, fd);
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	close(fd);
+}
+
 /* ---- bad arguments on a joined job of 2 ---- */
 
 FIXTURE(job2) {
@@ -716,6 +755,58 @@ TEST_F_TIMEOUT(job2, rndv_recv_bad_buffer_cqe_efault, 60)
 	EXPECT_EQ(-1, kp_check_byte(ro, len, 0x5a));
 	kp_free(sb, len);
 	kp_free(ro, len);
+}
+
+
+/*
+ * A post or probe whose argument cannot be written back (done/cqe/found)
+ * fails with EFAULT and changes nothing: no message sent, no receive
+ * posted, no message dequeued.
+ */
+TEST_F_TIMEOUT(job2, readonly_args_change_nothing, 30)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct kprog_post *p = (struct kprog_post *)m;
+	struct kprog_probe *pr = (struct kprog_probe *)(m + 1024);
+	char buf[64] = "payload", rb[64];
+	struct kprog_probe q;
+	struct kprog_post ok;
+
+	ASSERT_NE(MAP_FAILED, m);
+	memset(p, 0, sizeof(*p));
+	p->req_id = 1;
+	p->addr = (__u64)(uintptr_t)buf;
+	p->len = 16;
+	p->peer = 0;
+	p->tag = 3;
+	memset(pr, 0, sizeof(*pr));
+	pr->source = 1;
+	pr->tag = 4;
+	pr->flags = KPROG_PROBE_DEQUEUE;
+	pr->msg_id = 9;
+	ASSERT_EQ(0, mprotect(m, pg, PROT_READ));
+
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->e[1].fd, KPROG_IOC_SEND, p));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_TRUE(nothing_queued(&self->e[0], 0));
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->e[0].fd, KPROG_IOC_RECV, p));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-ENOENT, kp_cancel(&self->e[0], 1));
+
+	/* a message to dequeue, then a read-only mprobe */
+	ASSERT_EQ(0, kp_send(&self->e[1], 2, buf, 16, 0, 4, 0, 0, &ok));
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->e[0].fd, KPROG_IOC_PROBE, pr));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, kp_probe(&self->e[0], 0, 1, 4, 0, 0, &q));
+	EXPECT_EQ(1, q.found) TH_LOG("failed mprobe removed the message");
+	EXPECT_EQ(-ENOENT, kp_recv_msg(&self->e[0], 3, rb, sizeof(rb), 9,
+				       NULL));
+	munmap(m, pg);
 }
 
 /* max_ops posted operations at once, then ENOBUFS. */

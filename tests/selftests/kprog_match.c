@@ -715,6 +715,32 @@ TEST_F_TIMEOUT(job, cancel_matched_ebusy, 60)
 	(void)c;
 }
 
+
+/*
+ * Completed but not yet reaped (its completion sits in the ring): the
+ * header says EBUSY ("already matched or complete ... it will complete
+ * normally"); ENOENT is only for ids that no posted operation has.
+ */
+TEST_F_TIMEOUT(job, cancel_completed_unreaped_ebusy, 30)
+{
+	struct kp_ep *r = &self->e[0], *s = &self->e[1];
+	void *m = msg_buf(64, 171), *b = kp_alloc(64);
+	struct kprog_post ps, pr;
+	long long end;
+
+	ASSERT_EQ(0, kp_recv(r, 2, b, 64, 1, 2, 0, 0, &pr));
+	ASSERT_EQ(0, pr.done);
+	ASSERT_EQ(0, kp_send(s, 1, m, 64, 0, 2, 0, 0, &ps));
+	/* wait for the ring entry without consuming it */
+	end = kp_now_ms() + KP_TMO_MS;
+	while (!kp_ring_count(r) && kp_now_ms() < end)
+		usleep(1000);
+	ASSERT_EQ(1, kp_ring_count(r));
+	EXPECT_EQ(-EBUSY, kp_cancel(r, 2));
+	check_recv(_metadata, r, &pr, b, 64, 171, 1, 2);
+	EXPECT_FALSE(kp_has_cqe(r, 2, 0));
+}
+
 /* An eager send completed at post cannot be cancelled; still delivered. */
 TEST_F_TIMEOUT(job, cancel_done_eager_send, 30)
 {
@@ -835,6 +861,189 @@ TEST_F_TIMEOUT(job, zero_length_message, 30)
 	check_recv(_metadata, r, &pr, rb, 0, 0, 1, 8);
 	check_send(_metadata, s, &ps, 0, 0, 8);
 	EXPECT_EQ(-1, kp_check_byte(rb, sizeof(rb), 0x11));
+}
+
+
+/* ---------------- iovecs in one process ---------------- */
+
+/* Zero-length segments (as MPI datatypes can produce) are allowed. */
+static void iov_zero_segs(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(job) *self, size_t len)
+{
+	struct kp_ep *r = &self->e[0], *s = &self->e[1];
+	unsigned char *sb = msg_buf(len, 181), *rb = kp_alloc(len + 64);
+	size_t a = len / 3, b = len / 2;
+	struct kprog_iov si[5] = {
+		{ (__u64)(uintptr_t)sb, 0 },
+		{ (__u64)(uintptr_t)sb, a },
+		{ (__u64)(uintptr_t)(sb + 7), 0 },
+		{ (__u64)(uintptr_t)(sb + a), len - a },
+		{ 0, 0 },
+	};
+	struct kprog_iov ri[4] = {
+		{ (__u64)(uintptr_t)(rb + b), len - b },	/* second half first */
+		{ (__u64)(uintptr_t)rb, 0 },
+		{ (__u64)(uintptr_t)rb, b },
+		{ (__u64)(uintptr_t)(rb + len), 0 },
+	};
+	struct kprog_post ps, pr;
+	struct kprog_cqe c;
+
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, rb);
+	memset(rb, 0x3c, len + 64);
+	ASSERT_EQ(0, kp_send(s, 1, si, 5, 0, 4, 0, KPROG_POST_IOV, &ps));
+	ASSERT_EQ(0, kp_recv(r, 2, ri, 4, 1, 4, 0, KPROG_POST_IOV, &pr));
+	ASSERT_EQ(0, kp_complete(r, &pr, &c, KP_TMO_MS));
+	EXPECT_EQ(0, c.error);
+	EXPECT_EQ(len, c.bytes);
+	/* the stream is scattered: bytes 0..len-b-1 went to rb + b */
+	EXPECT_EQ(-1, kp_check(rb + b, len - b, 181, 0));
+	EXPECT_EQ(-1, kp_check(rb, b, 181, len - b));
+	EXPECT_EQ(-1, kp_check_byte(rb + len, 64, 0x3c));
+	check_send(_metadata, s, &ps, len, 0, 4);
+}
+
+TEST_F_TIMEOUT(job, iov_zero_length_segments_eager, 30)
+{
+	iov_zero_segs(_metadata, self, 300);
+}
+
+TEST_F_TIMEOUT(job, iov_zero_length_segments_rndv, 30)
+{
+	iov_zero_segs(_metadata, self, kp_rndv_size(&self->e[0], 200000));
+}
+
+/* An iovec of 0 entries is an empty buffer. */
+TEST_F_TIMEOUT(job, iov_empty, 30)
+{
+	struct kp_ep *r = &self->e[0], *s = &self->e[1];
+	struct kprog_iov dummy = { 0, 0 };
+	unsigned char m[16] = { 1, 2, 3 };
+	struct kprog_post ps, pr;
+	struct kprog_cqe c;
+
+	ASSERT_EQ(0, kp_send(s, 1, &dummy, 0, 0, 4, 0, KPROG_POST_IOV, &ps));
+	ASSERT_EQ(0, kp_recv(r, 2, &dummy, 0, 1, 4, 0, KPROG_POST_IOV, &pr));
+	ASSERT_EQ(0, kp_complete(r, &pr, &c, KP_TMO_MS));
+	EXPECT_EQ(0, c.error);
+	EXPECT_EQ(0, c.bytes);
+	check_send(_metadata, s, &ps, 0, 0, 4);
+	/* a non-empty message into an empty iovec is truncated to 0 */
+	ASSERT_EQ(0, kp_send(s, 3, m, sizeof(m), 0, 5, 0, 0, &ps));
+	ASSERT_EQ(0, kp_recv(r, 4, &dummy, 0, 1, 5, 0, KPROG_POST_IOV, &pr));
+	ASSERT_EQ(0, kp_complete(r, &pr, &c, KP_TMO_MS));
+	EXPECT_EQ(-EMSGSIZE, c.error);
+	EXPECT_EQ(0, c.bytes);
+}
+
+/* Truncation into an iovec fills the segments in order, then stops. */
+static void iov_trunc(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(job) *self, size_t slen, size_t seg)
+{
+	struct kp_ep *r = &self->e[0], *s = &self->e[1];
+	unsigned char *sb = msg_buf(slen, 191), *rb = kp_alloc(4 * seg);
+	struct kprog_iov ri[2] = {
+		{ (__u64)(uintptr_t)(rb + 2 * seg), seg },
+		{ (__u64)(uintptr_t)rb, seg },
+	};
+	struct kprog_post ps, pr;
+	struct kprog_cqe c;
+
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, rb);
+	ASSERT_LT(2 * seg, slen);
+	memset(rb, 0x77, 4 * seg);
+	ASSERT_EQ(0, kp_send(s, 1, sb, slen, 0, 4, 0, 0, &ps));
+	ASSERT_EQ(0, kp_recv(r, 2, ri, 2, 1, 4, 0, KPROG_POST_IOV, &pr));
+	ASSERT_EQ(0, kp_complete(r, &pr, &c, KP_TMO_MS));
+	EXPECT_EQ(-EMSGSIZE, c.error);
+	EXPECT_EQ(2 * seg, c.bytes);
+	EXPECT_EQ(-1, kp_check(rb + 2 * seg, seg, 191, 0));
+	EXPECT_EQ(-1, kp_check(rb, seg, 191, seg));
+	EXPECT_EQ(-1, kp_check_byte(rb + seg, seg, 0x77));
+	EXPECT_EQ(-1, kp_check_byte(rb + 3 * seg, seg, 0x77));
+	ASSERT_EQ(0, kp_complete(s, &ps, &c, KP_TMO_MS));
+	EXPECT_TRUE(c.error == 0 || c.error == -EMSGSIZE);
+}
+
+TEST_F_TIMEOUT(job, iov_truncation_eager, 30)
+{
+	iov_trunc(_metadata, self, 250, 100);
+}
+
+TEST_F_TIMEOUT(job, iov_truncation_rndv, 30)
+{
+	iov_trunc(_metadata, self, 1 << 20, 100000);
+}
+
+/* ---------------- departures seen from a live endpoint ---------------- */
+
+struct closer {
+	struct kp_ep *e;
+	int ms;
+};
+
+static void *close_later(void *arg)
+{
+	struct closer *c = arg;
+
+	usleep(c->ms * 1000);
+	kp_ep_close(c->e);
+	return NULL;
+}
+
+/* A blocking probe on a rank that leaves returns instead of hanging. */
+TEST_F_TIMEOUT(job, probe_block_source_leaves, 30)
+{
+	struct closer cl = { .e = &self->e[1], .ms = 300 };
+	struct kprog_probe pr;
+	pthread_t th;
+	long long t0 = kp_now_ms();
+	int ret;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, close_later, &cl));
+	ret = kp_probe(&self->e[0], 0, 1, KPROG_ANY_TAG, KPROG_PROBE_BLOCK, 0,
+		       &pr);
+	pthread_join(th, NULL);
+	EXPECT_TRUE(ret == -ECONNRESET || (ret == 0 && pr.found == 0))
+		TH_LOG("probe returned %d found %u", ret, pr.found);
+	EXPECT_GT(10000, kp_now_ms() - t0);
+	/* a non-blocking probe on the gone rank simply finds nothing */
+	ASSERT_EQ(0, kp_probe(&self->e[0], 0, 1, KPROG_ANY_TAG, 0, 0, &pr));
+	EXPECT_EQ(0, pr.found);
+}
+
+/*
+ * The ABI leaves open whether a rank can be joined again after it left.
+ * If it can, the new endpoint must be fully usable and receives posted
+ * for the old one must not have been kept for it.
+ */
+TEST_F_TIMEOUT(job, rank_rejoin_after_close, 30)
+{
+	struct kp_ep *r = &self->e[0], n;
+	void *m = msg_buf(64, 201), *b = kp_alloc(64), *b2 = kp_alloc(64);
+	struct kprog_post ps, pr, pold;
+	struct kprog_cqe c;
+	int ret;
+
+	ASSERT_EQ(0, kp_recv(r, 1, b2, 64, 1, 9, 0, 0, &pold));
+	kp_ep_close(&self->e[1]);
+	ASSERT_EQ(0, kp_wait_cqe(r, 1, &c, KP_TMO_MS));
+	EXPECT_EQ(-ECONNRESET, c.error);
+	ret = kp_ep_open(&n, self->key, 1, JOB_SIZE, 0, 0);
+	if (ret == -EADDRINUSE)
+		return;
+	ASSERT_EQ(0, ret) TH_LOG("rejoin: %s", kp_strerr(ret));
+	ASSERT_EQ(0, kp_send(&n, 2, m, 64, 0, 9, 0, 0, &ps));
+	ASSERT_EQ(0, kp_recv(r, 3, b, 64, 1, 9, 0, 0, &pr));
+	check_recv(_metadata, r, &pr, b, 64, 201, 1, 9);
+	check_send(_metadata, &n, &ps, 64, 0, 9);
+	ASSERT_EQ(0, kp_send(r, 4, m, 64, 1, 9, 0, 0, &ps));
+	ASSERT_EQ(0, kp_recv(&n, 5, b, 64, 0, 9, 0, 0, &pr));
+	check_recv(_metadata, &n, &pr, b, 64, 201, 0, 9);
+	EXPECT_EQ(-1, kp_check_byte(b2, 64, 0));
+	kp_ep_close(&n);
 }
 
 /* ---------------- 7. eager / rendezvous switch ---------------- */

@@ -227,6 +227,46 @@ TEST_F_TIMEOUT(pair, done_at_post_no_ring_entry, 30)
 	EXPECT_EQ(0, kp_ring_drain(s));
 }
 
+
+/*
+ * User space may scribble over the whole mapping. The kernel must use its
+ * own tail and entries (never write outside the ring), treat a garbage
+ * head as "full" or similar, and drop nothing.
+ */
+TEST_F_TIMEOUT(pair, user_garbage_in_ring_header, 30)
+{
+	struct kp_ep *e = &self->e[0];
+	__u32 entries = e->j.ring_entries, i;
+	static char buf[16];
+	struct kprog_post p;
+	struct kprog_cqe c;
+	int ret;
+
+	e->hdr->head = 0x80000000u;
+	e->hdr->tail = 0x12345678u;
+	e->hdr->entries = 0xffffffffu;
+	e->hdr->overflow = 7;
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, kp_recv(e, 10 + i, buf, sizeof(buf), 1, 1, 0, 0,
+				     &p));
+		ASSERT_EQ(0, kp_cancel(e, 10 + i));
+	}
+	ret = kp_ioc_wait(e->fd, 0);
+	EXPECT_TRUE(ret == 0 || ret == -ETIMEDOUT);
+	/* put the true head back (nothing was consumed) */
+	e->hdr->head = 0;
+	e->hdr->entries = entries;
+	ret = kp_ioc_wait(e->fd, 0);
+	EXPECT_TRUE(ret == 0 || ret == -ETIMEDOUT);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, kp_wait_cqe(e, 10 + i, &c, KP_TMO_MS))
+			TH_LOG("completion %u lost", i);
+		EXPECT_EQ(-ECANCELED, c.error);
+	}
+	EXPECT_FALSE(e->ring_bad) TH_LOG("kernel tail follows the user's");
+	EXPECT_EQ(4, e->hdr->tail);
+}
+
 TEST_F_TIMEOUT(pair, wait_timeout_empty, 30)
 {
 	long long t0 = kp_now_ms();

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprog selftests under concurrency: every endpoint of a job driven by its
+ * own thread (all-to-all with mixed eager/rendezvous sizes and wildcard
+ * receives), and receives cancelled while messages arrive. Checks that
+ * every operation completes exactly once, nothing is lost, and messages
+ * from one sender are matched in order.
+ */
+#include "kprog_test.h"
+
+#define NT		4
+#define ROUNDS		60
+#define MAXMSG		(160 * 1024)
+
+struct a2a {
+	struct kp_ep e[NT];
+	__u32 eager;
+	int errors[NT];
+	char why[NT][160];
+};
+
+/* Size of message number @seq from @src to @dst; mixes protocols. */
+static size_t msg_size(__u32 eager, int src, int dst, int seq)
+{
+	__u64 h = kp_mix(((__u64)src << 40) ^ ((__u64)dst << 20) ^ seq);
+
+	switch (h % 6) {
+	case 0: return 0;
+	case 1: return 1 + (h >> 8) % 256;
+	case 2: return eager;
+	case 3: return eager + 1;
+	case 4: return 1 + (h >> 8) % eager;
+	default: return eager + 1 + (h >> 8) % (MAXMSG - eager - 1);
+	}
+}
+
+static __u64 msg_seed(int src, int dst, int seq)
+{
+	return ((__u64)src << 48) ^ ((__u64)dst << 32) ^ (__u64)seq ^ 0x5eed;
+}
+
+#define FAIL(t, ...) do {						\
+		snprintf(A->why[t], sizeof(A->why[t]), __VA_ARGS__);	\
+		A->errors[t]++;						\
+		goto out;						\
+	} while (0)
+
+struct a2a_arg {
+	struct a2a *A;
+	int me;
+};
+
+static void *a2a_thread(void *arg)
+{
+	struct a2a_arg *aa = arg;
+	struct a2a *A = aa->A;
+	int me = aa->me, r, k, p, i;
+	struct kp_ep *e = &A->e[me];
+	int next_from[NT] = { 0 }, sent_to[NT] = { 0 };
+	unsigned char *rbuf = kp_alloc((size_t)(NT - 1) * MAXMSG);
+	unsigned char *sbuf = kp_alloc((size_t)(NT - 1) * MAXMSG);
+	struct kprog_post rp[NT], sp[NT];
+	struct kprog_cqe c;
+
+	if (!rbuf || !sbuf)
+		FAIL(me, "alloc");
+	for (r = 0; r < ROUNDS; r++) {
+		/* NT-1 wildcard receives, then one send to every peer */
+		for (k = 0; k < NT - 1; k++)
+			if (kp_recv(e, 1000000 + r * NT + k,
+				    rbuf + (size_t)k * MAXMSG, MAXMSG,
+				    KPROG_ANY_SOURCE, KPROG_ANY_TAG, 0, 0,
+				    &rp[k]))
+				FAIL(me, "recv post r%d", r);
+		for (p = 0, k = 0; p < NT; p++) {
+			int seq;
+			size_t len;
+
+			if (p == me)
+				continue;
+			seq = sent_to[p]++;
+			len = msg_size(A->eager, me, p, seq);
+			kp_fill(sbuf + (size_t)k * MAXMSG, len,
+				msg_seed(me, p, seq), 0);
+			if (kp_send(e, 2000000 + r * NT + k,
+				    sbuf + (size_t)k * MAXMSG, len, p, seq % 7,
+				    0, 0, &sp[k]))
+				FAIL(me, "send post r%d to %d", r, p);
+			k++;
+		}
+		/* receives first: in posting order, matched per sender */
+		for (k = 0; k < NT - 1; k++) {
+			int src, seq;
+
+			if (kp_complete(e, &rp[k], &c, 30000))
+				FAIL(me, "recv r%d k%d never completed", r, k);
+			src = c.source;
+			if (c.req_id != rp[k].req_id || c.error ||
+			    src < 0 || src >= NT || src == me)
+				FAIL(me, "recv r%d k%d: id %llu err %d src %d",
+				     r, k, (unsigned long long)c.req_id,
+				     c.error, src);
+			seq = next_from[src]++;
+			if (c.tag != seq % 7 ||
+			    c.bytes != msg_size(A->eager, src, me, seq))
+				FAIL(me, "recv r%d from %d: seq %d tag %d bytes %llu (order broken?)",
+				     r, src, seq, c.tag,
+				     (unsigned long long)c.bytes);
+			if (kp_check(rbuf + (size_t)k * MAXMSG, c.bytes,
+				     msg_seed(src, me, seq), 0) >= 0)
+				FAIL(me, "recv r%d from %d seq %d: bad data",
+				     r, src, seq);
+		}
+		for (k = 0; k < NT - 1; k++) {
+			if (kp_complete(e, &sp[k], &c, 30000))
+				FAIL(me, "send r%d k%d never completed", r, k);
+			if (c.error || c.req_id != sp[k].req_id)
+				FAIL(me, "send r%d k%d: err %d", r, k, c.error);
+		}
+	}
+	/* no stray completion left */
+	kp_ring_drain(e);
+	if (e->nstash)
+		FAIL(me, "%u stray completions", e->nstash);
+	for (i = 0; i < NT; i++)
+		if (i != me && next_from[i] != ROUNDS)
+			FAIL(me, "got %d messages from %d", next_from[i], i);
+out:
+	kp_free(rbuf, (size_t)(NT - 1) * MAXMSG);
+	kp_free(sbuf, (size_t)(NT - 1) * MAXMSG);
+	return NULL;
+}
+
+FIXTURE(stress) {
+	int unused;
+};
+
+FIXTURE_SETUP(stress)
+{
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+}
+
+TEST_F_TIMEOUT(stress, all_to_all_threads, 240)
+{
+	struct a2a *A = calloc(1, sizeof(*A));
+	struct a2a_arg args[NT];
+	pthread_t th[NT];
+	int i, ret;
+
+	ASSERT_NE(NULL, A);
+	ret = kp_job_open(A->e, NT, NT, kp_key(), 0, 0);
+	ASSERT_EQ(0, ret) TH_LOG("job: %s", kp_strerr(ret));
+	A->eager = kp_eager(&A->e[0]);
+	ASSERT_LT(1, A->eager);
+	ASSERT_GT(MAXMSG - 2, A->eager);
+	for (i = 0; i < NT; i++) {
+		args[i].A = A;
+		args[i].me = i;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, a2a_thread, &args[i]));
+	}
+	for (i = 0; i < NT; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < NT; i++)
+		EXPECT_EQ(0, A->errors[i]) TH_LOG("rank %d: %s", i, A->why[i]);
+	kp_job_close(A->e, NT);
+	free(A);
+}
+
+#define NCANCEL		300
+
+struct race {
+	struct kp_ep e[2];
+	__u32 eager;
+	int err;
+	char why[160];
+};
+
+static void *race_sender(void *arg)
+{
+	struct race *R = arg;
+	struct kp_ep *e = &R->e[1];
+	unsigned char *buf = kp_alloc((size_t)NCANCEL * 4096);
+	struct kprog_post *p = calloc(NCANCEL, sizeof(*p));
+	unsigned char **big = calloc(NCANCEL, sizeof(*big));
+	struct kprog_cqe c;
+	int i;
+
+	if (!buf || !p || !big) {
+		R->err = 1;
+		return NULL;
+	}
+	for (i = 0; i < NCANCEL; i++) {
+		size_t len = msg_size(R->eager, 1, 0, i);
+		unsigned char *b = buf + (size_t)i * 4096;
+
+		if (len > 4096) {
+			big[i] = kp_alloc(len);
+			b = big[i];
+		}
+		kp_fill(b, len, msg_seed(1, 0, i), 0);
+		if (kp_send(e, 100 + i, b, len, 0, 0, 0, 0, &p[i])) {
+			snprintf(R->why, sizeof(R->why), "send %d", i);
+			R->err = 1;
+			return NULL;
+		}
+		if (i % 16 == 0)
+			usleep(1000);
+	}
+	for (i = 0; i < NCANCEL; i++) {
+		if (kp_complete(e, &p[i], &c, 60000) || c.error) {
+			snprintf(R->why, sizeof(R->why),
+				 "send %d: completion error %d", i, c.error);
+			R->err = 1;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Receives posted and cancelled at once while a sender thread streams
+ * messages: each receive completes exactly once, cancelled (0 from
+ * CANCEL) or with the next message in order; no message is lost.
+ */
+TEST_F_TIMEOUT(stress, cancel_races_matching, 240)
+{
+	struct race *R = calloc(1, sizeof(*R));
+	unsigned char *b = kp_alloc(MAXMSG);
+	struct kprog_probe pr;
+	struct kprog_post p;
+	struct kprog_cqe c;
+	int next = 0, cancelled = 0, busy = 0, ret;
+	__u64 id = 1;
+	pthread_t th;
+
+	ASSERT_NE(NULL, R);
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, kp_job_open(R->e, 2, 2, kp_key(), 0, 0));
+	R->eager = kp_eager(&R->e[0]);
+	ASSERT_GT(MAXMSG - 2, R->eager);
+	ASSERT_EQ(0, pthread_create(&th, NULL, race_sender, R));
+	while (next < NCANCEL) {
+		ASSERT_GT(20 * NCANCEL, (int)id) TH_LOG("no progress");
+		ASSERT_EQ(0, kp_recv(&R->e[0], id, b, MAXMSG, 1, 0, 0, 0, &p));
+		ret = 1;
+		if (id % 3)
+			ret = kp_cancel(&R->e[0], id);
+		ASSERT_EQ(0, kp_complete(&R->e[0], &p, &c, 30000))
+			TH_LOG("recv %llu (cancel %d) never completed",
+			       (unsigned long long)id, ret);
+		if (ret == 0) {
+			EXPECT_EQ(-ECANCELED, c.error);
+			EXPECT_EQ(KPROG_CQE_CANCELLED, c.flags);
+			cancelled++;
+		} else {
+			EXPECT_TRUE(ret == 1 || ret == -EBUSY || ret == -ENOENT)
+				TH_LOG("cancel: %d", ret);
+			if (ret != 1)
+				busy++;
+			ASSERT_EQ(0, c.error) TH_LOG("recv %llu msg %d",
+						     (unsigned long long)id,
+						     next);
+			ASSERT_EQ(msg_size(R->eager, 1, 0, next), c.bytes);
+			ASSERT_EQ(-1, kp_check(b, c.bytes, msg_seed(1, 0, next),
+					       0)) TH_LOG("message %d", next);
+			next++;
+		}
+		id++;
+	}
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, R->err) TH_LOG("sender: %s", R->why);
+	ASSERT_EQ(0, kp_probe(&R->e[0], 0, KPROG_ANY_SOURCE, KPROG_ANY_TAG, 0,
+			      0, &pr));
+	EXPECT_EQ(0, pr.found);
+	kp_ring_drain(&R->e[0]);
+	EXPECT_EQ(0, R->e[0].nstash);
+	TH_LOG("%d cancelled, %d cancels too late", cancelled, busy);
+	kp_job_close(R->e, 2);
+}
+
+TEST_HARNESS_MAIN
