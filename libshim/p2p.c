@@ -72,10 +72,12 @@ static int prepare(struct kp_req *r)
 		p->tag = r->tag == MPI_ANY_TAG ? KPROG_ANY_TAG : r->tag;
 	}
 	p->addr = (uintptr_t)r->buf;
+	r->cap = 0;
 	if (r->count == 0)
 		return MPI_SUCCESS;
 	l = kp_layout_get(r->type);
 	bytes = (size_t)l->size * (size_t)r->count;
+	r->cap = bytes;
 	if (bytes == 0) {
 		kp_layout_put(l);
 		return MPI_SUCCESS;

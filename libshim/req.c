@@ -172,14 +172,15 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 	}
 	r->status.MPI_SOURCE = src;
 	r->status.MPI_TAG = cqe->tag;
-	r->status._ucount = cqe->bytes;
+	/* a receive never reports more than its buffer holds (truncation) */
+	r->status._ucount = r->kind == KR_RECV && cqe->bytes > r->cap ? r->cap : cqe->bytes;
 	r->status._cancelled = cancelled;
 	r->err = cancelled ? MPI_SUCCESS : kp_errno_to_mpi(-cqe->error);
 	r->status.MPI_ERROR = r->err;
 
 	/* receive through a packed copy: move the bytes into place */
-	if (r->kind == KR_RECV && r->tmp && !cancelled && cqe->bytes) {
-		size_t n = cqe->bytes < r->tmp_bytes ? cqe->bytes : r->tmp_bytes;
+	if (r->kind == KR_RECV && r->tmp && !cancelled && r->status._ucount) {
+		size_t n = r->status._ucount < r->tmp_bytes ? r->status._ucount : r->tmp_bytes;
 
 		if (r->lay && r->lay->flat) {
 			kp_scatter(r->lay, r->buf, r->count, r->tmp, n);

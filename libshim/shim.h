@@ -109,6 +109,7 @@ struct kp_req {
 	struct kp_layout *lay;	/* held while a scatter/unpack is due */
 	void *tmp;		/* packed copy */
 	size_t tmp_bytes;
+	uint64_t cap;		/* recv: bytes the buffer holds */
 	bool tmp_unpack;	/* recv: unpack tmp at completion */
 	struct kprog_iov *iov;
 	struct kprog_post post;	/* kept for deferred posting */
