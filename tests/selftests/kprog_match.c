@@ -120,8 +120,9 @@ static void order_test(struct __test_metadata *_metadata,
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, kp_send(s, 300 + i, sb[i], lens[i], 0, 5, 0, 0,
 				     &ps[i]));
-		if (lens[i] > kp_eager(s))
+		if (lens[i] > kp_eager(s)) {
 			EXPECT_EQ(0, ps[i].done) TH_LOG("msg %d", i);
+		}
 	}
 	if (mode == UNEXPECTED)
 		for (i = 0; i < n; i++)

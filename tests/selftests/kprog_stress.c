@@ -65,13 +65,21 @@ static void *a2a_thread(void *arg)
 	if (!rbuf || !sbuf)
 		FAIL(me, "alloc");
 	for (r = 0; r < ROUNDS; r++) {
-		/* NT-1 wildcard receives, then one send to every peer */
-		for (k = 0; k < NT - 1; k++)
+		/*
+		 * One receive per peer (ANY_TAG: the tag varies), then one
+		 * send to every peer. A named source keeps this deadlock-free
+		 * while each thread waits for its sends; ANY_SOURCE under
+		 * concurrency is many_to_one_any_source.
+		 */
+		for (p = 0, k = 0; p < NT; p++) {
+			if (p == me)
+				continue;
 			if (kp_recv(e, 1000000 + r * NT + k,
 				    rbuf + (size_t)k * MAXMSG, MAXMSG,
-				    KPROG_ANY_SOURCE, KPROG_ANY_TAG, 0, 0,
-				    &rp[k]))
+				    p, KPROG_ANY_TAG, 0, 0, &rp[k]))
 				FAIL(me, "recv post r%d", r);
+			k++;
+		}
 		for (p = 0, k = 0; p < NT; p++) {
 			int seq;
 			size_t len;
@@ -96,7 +104,7 @@ static void *a2a_thread(void *arg)
 				FAIL(me, "recv r%d k%d never completed", r, k);
 			src = c.source;
 			if (c.req_id != rp[k].req_id || c.error ||
-			    src < 0 || src >= NT || src == me)
+			    src != k + (k >= me))
 				FAIL(me, "recv r%d k%d: id %llu err %d src %d",
 				     r, k, (unsigned long long)c.req_id,
 				     c.error, src);
@@ -163,10 +171,136 @@ TEST_F_TIMEOUT(stress, all_to_all_threads, 240)
 	}
 	for (i = 0; i < NT; i++)
 		pthread_join(th[i], NULL);
-	for (i = 0; i < NT; i++)
+	for (i = 0; i < NT; i++) {
 		EXPECT_EQ(0, A->errors[i]) TH_LOG("rank %d: %s", i, A->why[i]);
+	}
 	kp_job_close(A->e, NT);
 	free(A);
+}
+
+/* ---- many senders, one ANY_SOURCE receiver ---- */
+
+#define M1		150
+#define RWIN		8
+
+struct m2o {
+	struct kp_ep e[NT];
+	__u32 eager;
+	int err[NT];
+	char why[NT][160];
+};
+
+struct m2o_arg {
+	struct m2o *M;
+	int me;
+};
+
+static void *m2o_sender(void *arg)
+{
+	struct m2o_arg *a = arg;
+	struct m2o *M = a->M;
+	int me = a->me, i, ret, reaped = 0;
+	struct kp_ep *e = &M->e[me];
+	int window = e->j.max_ops / 2 < 16 ? e->j.max_ops / 2 : 16;
+	struct kprog_post *p = calloc(M1, sizeof(*p));
+	unsigned char **b = calloc(M1, sizeof(*b));
+	struct kprog_cqe c;
+
+	if (!p || !b)
+		goto fail;
+	for (i = 0; i < M1; i++) {
+		size_t len = msg_size(M->eager, me, 0, i);
+
+		for (; reaped < i - window; reaped++) {
+			if (kp_complete(e, &p[reaped], &c, 60000) || c.error)
+				goto fail_reap;
+			kp_free(b[reaped], msg_size(M->eager, me, 0, reaped));
+			b[reaped] = NULL;
+		}
+		b[i] = kp_alloc(len);
+		if (!b[i])
+			goto fail;
+		kp_fill(b[i], len, msg_seed(me, 0, i), 0);
+		ret = kp_send(e, i, b[i], len, 0, i % 7, 0, 0, &p[i]);
+		if (ret) {
+			snprintf(M->why[me], sizeof(M->why[me]), "send %d: %s",
+				 i, kp_strerr(ret));
+			M->err[me] = 1;
+			return NULL;
+		}
+	}
+	for (; reaped < M1; reaped++)
+		if (kp_complete(e, &p[reaped], &c, 60000) || c.error)
+			goto fail_reap;
+	return NULL;
+fail_reap:
+	snprintf(M->why[me], sizeof(M->why[me]), "send %d: no completion or error %d",
+		 reaped, c.error);
+	M->err[me] = 1;
+	return NULL;
+fail:
+	snprintf(M->why[me], sizeof(M->why[me]), "alloc");
+	M->err[me] = 1;
+	return NULL;
+}
+
+TEST_F_TIMEOUT(stress, many_to_one_any_source, 240)
+{
+	struct m2o *M = calloc(1, sizeof(*M));
+	struct m2o_arg args[NT];
+	unsigned char *rb = kp_alloc((size_t)RWIN * MAXMSG);
+	struct kprog_post rp[RWIN];
+	int next_from[NT] = { 0 };
+	int total = (NT - 1) * M1, posted = 0, done = 0, i;
+	pthread_t th[NT];
+	struct kprog_cqe c;
+	struct kp_ep *e;
+
+	ASSERT_NE(NULL, M);
+	ASSERT_NE(NULL, rb);
+	ASSERT_EQ(0, kp_job_open(M->e, NT, NT, kp_key(), 0, 0));
+	e = &M->e[0];
+	M->eager = kp_eager(e);
+	ASSERT_GT(MAXMSG - 2, M->eager);
+	for (i = 1; i < NT; i++) {
+		args[i].M = M;
+		args[i].me = i;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, m2o_sender, &args[i]));
+	}
+	for (; posted < RWIN && posted < total; posted++)
+		ASSERT_EQ(0, kp_recv(e, posted, rb + (size_t)posted * MAXMSG,
+				     MAXMSG, KPROG_ANY_SOURCE, KPROG_ANY_TAG,
+				     0, 0, &rp[posted]));
+	while (done < total) {
+		int slot = done % RWIN, src, seq;
+		unsigned char *b = rb + (size_t)slot * MAXMSG;
+
+		ASSERT_EQ(0, kp_complete(e, &rp[slot], &c, 30000))
+			TH_LOG("receive %d never completed", done);
+		ASSERT_EQ(0, c.error);
+		src = c.source;
+		ASSERT_TRUE(src >= 1 && src < NT) TH_LOG("source %d", src);
+		seq = next_from[src]++;
+		ASSERT_EQ(seq % 7, c.tag) TH_LOG("from %d: order broken", src);
+		ASSERT_EQ(msg_size(M->eager, src, 0, seq), c.bytes)
+			TH_LOG("from %d seq %d: order broken", src, seq);
+		ASSERT_EQ(-1, kp_check(b, c.bytes, msg_seed(src, 0, seq), 0))
+			TH_LOG("from %d seq %d: bad data", src, seq);
+		done++;
+		if (posted < total) {
+			ASSERT_EQ(0, kp_recv(e, posted, b, MAXMSG,
+					     KPROG_ANY_SOURCE, KPROG_ANY_TAG,
+					     0, 0, &rp[slot]));
+			posted++;
+		}
+	}
+	for (i = 1; i < NT; i++)
+		pthread_join(th[i], NULL);
+	for (i = 1; i < NT; i++) {
+		EXPECT_EQ(0, M->err[i]) TH_LOG("sender %d: %s", i, M->why[i]);
+		EXPECT_EQ(M1, next_from[i]);
+	}
+	kp_job_close(M->e, NT);
 }
 
 #define NCANCEL		300
@@ -186,7 +320,7 @@ static void *race_sender(void *arg)
 	struct kprog_post *p = calloc(NCANCEL, sizeof(*p));
 	unsigned char **big = calloc(NCANCEL, sizeof(*big));
 	struct kprog_cqe c;
-	int i;
+	int i, ret, reaped = 0, window = e->j.max_ops / 2;
 
 	if (!buf || !p || !big) {
 		R->err = 1;
@@ -196,20 +330,33 @@ static void *race_sender(void *arg)
 		size_t len = msg_size(R->eager, 1, 0, i);
 		unsigned char *b = buf + (size_t)i * 4096;
 
+		/* stay within max_ops: reap the oldest sends first */
+		for (; reaped < i - window; reaped++) {
+			if (kp_complete(e, &p[reaped], &c, 60000) || c.error) {
+				snprintf(R->why, sizeof(R->why),
+					 "send %d: completion error %d",
+					 reaped, c.error);
+				R->err = 1;
+				return NULL;
+			}
+		}
+
 		if (len > 4096) {
 			big[i] = kp_alloc(len);
 			b = big[i];
 		}
 		kp_fill(b, len, msg_seed(1, 0, i), 0);
-		if (kp_send(e, 100 + i, b, len, 0, 0, 0, 0, &p[i])) {
-			snprintf(R->why, sizeof(R->why), "send %d", i);
+		ret = kp_send(e, 100 + i, b, len, 0, 0, 0, 0, &p[i]);
+		if (ret) {
+			snprintf(R->why, sizeof(R->why), "send %d: %s", i,
+				 kp_strerr(ret));
 			R->err = 1;
 			return NULL;
 		}
 		if (i % 16 == 0)
 			usleep(1000);
 	}
-	for (i = 0; i < NCANCEL; i++) {
+	for (i = reaped; i < NCANCEL; i++) {
 		if (kp_complete(e, &p[i], &c, 60000) || c.error) {
 			snprintf(R->why, sizeof(R->why),
 				 "send %d: completion error %d", i, c.error);
