@@ -14,7 +14,11 @@
  *     receiver posts anything (the receiver sleeps 500 ms and records the
  *     time); MPI_Buffer_detach gives the buffer back
  *  5  PROC_NULL: Send / Recv / Sendrecv with PROC_NULL neighbours
+ *  6  sends from read-only memory (mprotect PROT_READ), eager and large;
+ *     one buffer in several outstanding sends at once; zero-byte Ssend
+ *     with a NULL buffer
  */
+#include <sys/mman.h>
 #include "check.h"
 
 static int rank, size;
@@ -279,6 +283,89 @@ static void test_proc_null(void)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static void test_odd_buffers(void)
+{
+	static const int lens[] = { 100, 8192, 8193, 300000, 2 << 20 };
+	size_t map = 2 << 20;
+	unsigned char *ro, *rb = xmalloc(map);
+	MPI_Request rq[4];
+	MPI_Status st;
+	int i, k;
+
+	ro = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		  -1, 0);
+	CHECK(ro != MAP_FAILED, "mmap");
+	pat_fill(ro, map, pat_seed(rank, 0, 97, 0));
+	CHECK(!mprotect(ro, map, PROT_READ), "mprotect");
+	for (i = 0; i < 5; i++) {
+		int len = lens[i];
+
+		if (rank == 0) {
+			MPI_CHECK(MPI_Send(ro, len, MPI_BYTE, 1, 97,
+					   MPI_COMM_WORLD));
+			MPI_CHECK(MPI_Ssend(ro + 1, len - 1, MPI_BYTE, 1, 98,
+					    MPI_COMM_WORLD));
+		} else if (rank == 1) {
+			status_poison(&st);
+			MPI_CHECK(MPI_Recv(rb, len, MPI_BYTE, 0, 97,
+					   MPI_COMM_WORLD, &st));
+			CHECK_STATUS(&st, 0, 97, len, MPI_BYTE);
+			CHECK_PAT(rb, len, pat_seed(0, 0, 97, 0), "send of %d B "
+				  "from read-only memory", len);
+			status_poison(&st);
+			MPI_CHECK(MPI_Recv(rb, len, MPI_BYTE, 0, 98,
+					   MPI_COMM_WORLD, &st));
+			CHECK_STATUS(&st, 0, 98, len - 1, MPI_BYTE);
+			for (k = 0; k < len - 1; k++)
+				CHECK(rb[k] == pat_byte(pat_seed(0, 0, 97, 0),
+							k + 1), "Ssend of %d B "
+				      "from read-only memory: byte %d", len - 1,
+				      k);
+		}
+	}
+	/* One (read-only) buffer in four outstanding sends. */
+	for (i = 0; i < 5; i++) {
+		int len = lens[i];
+
+		if (rank == 0) {
+			for (k = 0; k < 4; k++)
+				MPI_CHECK(MPI_Isend(ro, len, MPI_BYTE, 1, 100 + k,
+						    MPI_COMM_WORLD, &rq[k]));
+			MPI_CHECK(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
+		} else if (rank == 1) {
+			for (k = 3; k >= 0; k--) {
+				memset(rb, 0, len);
+				status_poison(&st);
+				MPI_CHECK(MPI_Recv(rb, len, MPI_BYTE, 0, 100 + k,
+						   MPI_COMM_WORLD, &st));
+				CHECK_STATUS(&st, 0, 100 + k, len, MPI_BYTE);
+				CHECK_PAT(rb, len, pat_seed(0, 0, 97, 0),
+					  "buffer sent 4 times at once, copy %d "
+					  "(%d B)", k, len);
+			}
+		}
+	}
+	/* Zero bytes, synchronous, NULL buffer. */
+	if (rank == 0) {
+		MPI_CHECK(MPI_Ssend(NULL, 0, MPI_BYTE, 1, 104, MPI_COMM_WORLD));
+		MPI_CHECK(MPI_Issend(NULL, 0, MPI_BYTE, 1, 105, MPI_COMM_WORLD,
+				     &rq[0]));
+		MPI_CHECK(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+	} else if (rank == 1) {
+		status_poison(&st);
+		MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, 0, 104, MPI_COMM_WORLD,
+				   &st));
+		CHECK_STATUS(&st, 0, 104, 0, MPI_BYTE);
+		status_poison(&st);
+		MPI_CHECK(MPI_Recv(rb, 10, MPI_BYTE, 0, 105, MPI_COMM_WORLD,
+				   &st));
+		CHECK_STATUS(&st, 0, 105, 0, MPI_BYTE);
+	}
+	munmap(ro, map);
+	free(rb);
+	MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
 	test_init(&argc, &argv, "blocking", 2, &rank, &size);
@@ -293,5 +380,6 @@ int main(int argc, char **argv)
 	test_rsend(500000, 1);
 	test_bsend();
 	test_proc_null();
+	test_odd_buffers();
 	return test_finish();
 }

@@ -17,6 +17,8 @@
  *     with ANY_SOURCE / ANY_TAG receives posted in either order
  *  6  MPI_Comm_free and recreate 20 times, messages on each
  *  7  MPI_COMM_SELF and WORLD send-to-self, eager and large
+ *  8  MPI_Comm_idup (a constructor the shim may not wrap): ring on it,
+ *     with a message on WORLD with the same (source, tag) in flight
  */
 #include "check.h"
 
@@ -385,6 +387,32 @@ static void test_self(void)
 		}
 }
 
+static void test_idup(void)
+{
+	MPI_Comm c;
+	MPI_Request rq;
+	unsigned char sb[100], rb[100];
+	MPI_Status st;
+	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+
+	/* A WORLD message with tag 40 waits while the idup'd ring runs. */
+	fill_msg(sb, 100, rank, 40, 999);
+	MPI_CHECK(MPI_Isend(sb, 100, MPI_BYTE, next, 40, MPI_COMM_WORLD, &rq));
+	{
+		MPI_Request ir;
+
+		MPI_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &c, &ir));
+		MPI_CHECK(MPI_Wait(&ir, MPI_STATUS_IGNORE));
+	}
+	ring(c, 200, "idup ring");
+	status_poison(&st);
+	MPI_CHECK(MPI_Recv(rb, 100, MPI_BYTE, prev, 40, MPI_COMM_WORLD, &st));
+	check_msg(rb, 100, &st, MPI_COMM_WORLD, prev, 40, 999,
+		  "WORLD message during the idup ring");
+	MPI_CHECK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+	MPI_CHECK(MPI_Comm_free(&c));
+}
+
 int main(int argc, char **argv)
 {
 	test_init(&argc, &argv, "comms", 2, &rank, &size);
@@ -396,5 +424,6 @@ int main(int argc, char **argv)
 	test_cross();
 	test_recreate();
 	test_self();
+	test_idup();
 	return test_finish();
 }

@@ -15,7 +15,9 @@
  * MPI_Type_create_struct with gaps (padding) against a packed struct;
  * MPI_Type_create_subarray (C and Fortran order, 3-D doubles and a 1 MiB
  * 2-D char plane); MPI_Type_create_resized (bigger extent, negative lb);
- * nested (contiguous of vector). Partial receives: MPI_Get_count gives
+ * nested (contiguous of vector); hvector with a negative stride; a send
+ * type with overlapping entries (legal for sends); absolute addresses
+ * from MPI_BOTTOM, both directions. Partial receives: MPI_Get_count gives
  * MPI_UNDEFINED and MPI_Get_elements the basic element count, and only
  * the received elements are written. Run with 2 ranks.
  */
@@ -256,6 +258,106 @@ static void s_partial_exp(struct tbuf *b, uint32_t seed)
 	memcpy(&x[1].d, p + 24, 8);
 }
 
+/* Send type with overlapping entries: expected = what packing gives. */
+static MPI_Datatype ov_type;
+static void ov_exp(struct tbuf *b, uint32_t seed)
+{
+	struct tbuf sb;
+	int tsize, pos = 0, pos2 = 0;
+	unsigned char p[256];
+
+	tbuf_init(&sb, ov_type, 1, FILL_S);
+	tbuf_unpack(&sb, ov_type, 1, seed);
+	MPI_CHECK(MPI_Type_size(ov_type, &tsize));
+	CHECK(tsize <= (int)sizeof(p), "overlap type too big");
+	MPI_CHECK(MPI_Pack(sb.base, 1, ov_type, p, sizeof(p), &pos,
+			   MPI_COMM_SELF));
+	MPI_CHECK(MPI_Unpack(p, pos, &pos2, b->base, tsize / 4, MPI_INT,
+			     MPI_COMM_SELF));
+	tbuf_free(&sb);
+}
+
+/* MPI_BOTTOM with absolute addresses of two separate buffers. */
+static void bottom_case(void)
+{
+	int dir;
+
+	for (dir = 0; dir < 2; dir++) {
+		int *a = xmalloc(100 * sizeof(int));
+		double *d = xmalloc(50 * sizeof(double));
+		unsigned char packed[180], *pa = (unsigned char *)a,
+			      *pd = (unsigned char *)d;
+		int bl[3] = { 20, 10, 5 }, rel_bl[3] = { 20, 10, 5 };
+		MPI_Aint ad[3], rd[3] = { 0, 80, 160 };
+		MPI_Datatype ty[3] = { MPI_INT, MPI_DOUBLE, MPI_INT }, abs, rel;
+		uint32_t seed = pat_seed(dir, 1 - dir, 500, 0);
+		int bottom_side = dir;	/* dir 0: rank 0 sends from BOTTOM */
+		MPI_Status st;
+		int i;
+
+		MPI_CHECK(MPI_Get_address(&a[10], &ad[0]));
+		MPI_CHECK(MPI_Get_address(&d[5], &ad[1]));
+		MPI_CHECK(MPI_Get_address(&a[0], &ad[2]));
+		MPI_CHECK(MPI_Type_create_struct(3, bl, ad, ty, &abs));
+		MPI_CHECK(MPI_Type_commit(&abs));
+		MPI_CHECK(MPI_Type_create_struct(3, rel_bl, rd, ty, &rel));
+		MPI_CHECK(MPI_Type_commit(&rel));
+		memset(a, FILL_R, 100 * sizeof(int));
+		memset(d, FILL_R, 50 * sizeof(double));
+		memset(packed, FILL_R, sizeof(packed));
+		if (rank == 0) {
+			if (bottom_side == 0) {
+				pat_fill(packed, 180, seed);
+				memcpy(pa + 40, packed, 80);
+				memcpy(pd + 40, packed + 80, 80);
+				memcpy(pa, packed + 160, 20);
+				MPI_CHECK(MPI_Send(MPI_BOTTOM, 1, abs, 1, 500,
+						   MPI_COMM_WORLD));
+			} else {
+				pat_fill(packed, 180, seed);
+				MPI_CHECK(MPI_Send(packed, 1, rel, 1, 500,
+						   MPI_COMM_WORLD));
+			}
+		} else if (rank == 1) {
+			status_poison(&st);
+			if (bottom_side == 0) {
+				MPI_CHECK(MPI_Recv(packed, 1, rel, 0, 500,
+						   MPI_COMM_WORLD, &st));
+				CHECK_PAT(packed, 180, seed, "send from MPI_BOTTOM");
+			} else {
+				MPI_CHECK(MPI_Recv(MPI_BOTTOM, 1, abs, 0, 500,
+						   MPI_COMM_WORLD, &st));
+				for (i = 0; i < 400; i++) {
+					unsigned char want = FILL_R;
+
+					if (i >= 40 && i < 120)
+						want = pat_byte(seed, i - 40);
+					else if (i < 20)
+						want = pat_byte(seed, 160 + i);
+					CHECK(pa[i] == want, "receive into MPI_BOTTOM: "
+					      "int buffer byte %d is 0x%02x, expected "
+					      "0x%02x", i, pa[i], want);
+				}
+				for (i = 0; i < 400; i++) {
+					unsigned char want = FILL_R;
+
+					if (i >= 40 && i < 120)
+						want = pat_byte(seed, 80 + i - 40);
+					CHECK(pd[i] == want, "receive into MPI_BOTTOM: "
+					      "double buffer byte %d is 0x%02x, "
+					      "expected 0x%02x", i, pd[i], want);
+				}
+			}
+			CHECK_STATUS(&st, 0, 500, 1, dir ? abs : rel);
+		}
+		MPI_Type_free(&abs);
+		MPI_Type_free(&rel);
+		free(a);
+		free(d);
+		MPI_Barrier(MPI_COMM_WORLD);
+	}
+}
+
 static void s3_exp(struct tbuf *b, uint32_t seed)
 {
 	tbuf_unpack(b, s_type, 3, seed);
@@ -379,6 +481,28 @@ int main(int argc, char **argv)
 		full_case("contiguous of vector x10 -> char", nest, 10,
 			  MPI_CHAR, 3840, 0);
 		MPI_Type_free(&vec);
+	}
+
+	/* 6b. Negative stride; overlapping send entries; MPI_BOTTOM. */
+	{
+		int bl[] = { 4, 4, 4 }, dp[] = { 0, 0, 2 };
+		MPI_Datatype hv;
+
+		MPI_CHECK(MPI_Type_create_hvector(8, 16, -64, MPI_CHAR, &hv));
+		hv = commit(hv);
+		full_case("hvector stride -64 x3 -> char", hv, 3, MPI_CHAR,
+			  384, 0);
+		full_case("char -> hvector stride -64 x3", MPI_CHAR, 384, hv, 3,
+			  1);
+		full_case("hvector stride -64 x3 -> vector", hv, 3, nest, 1,
+			  0);
+		MPI_Type_free(&hv);
+		MPI_CHECK(MPI_Type_indexed(3, bl, dp, MPI_INT, &ov_type));
+		ov_type = commit(ov_type);
+		run_case("overlapping send type -> int", ov_type, 1, MPI_INT,
+			 12, 0, 12, 12, ov_exp);
+		MPI_Type_free(&ov_type);
+		bottom_case();
 	}
 
 	/* 7. Partial receives: Get_count undefined, Get_elements exact. */

@@ -12,6 +12,11 @@
  *     drain with Testsome / Waitall
  *  3  flood of unexpected messages: rank 1 sends 3000 messages before rank
  *     0 posts anything (eager quota exhausted), then rank 0 receives
+ *  4  more operations outstanding than the module's default max_ops
+ *     (16384): rank 0 pre-posts 17000 tiny Irecvs (tag i % 3, every 5th
+ *     MPI_ANY_TAG) and then a blocking Recv, rank 1 has 17001 Isends
+ *     outstanding; receive i must get message i (posts the shim defers
+ *     must keep their order), the blocking Recv the last one
  */
 #include "check.h"
 
@@ -234,6 +239,55 @@ out:
 	free(st);
 }
 
+#define N4 17000
+
+static void phase4(void)
+{
+	int32_t *buf;
+	MPI_Request *rq;
+	MPI_Status st;
+	int i;
+
+	if (rank > 1)
+		return;
+	buf = xmalloc(sizeof(*buf) * (N4 + 1));
+	rq = xmalloc(sizeof(*rq) * (N4 + 1));
+	if (rank == 1) {
+		for (i = 0; i <= N4; i++) {
+			buf[i] = i ^ 0x5a5a0000;
+			MPI_CHECK(MPI_Isend(&buf[i], 1, MPI_INT32_T, 0, i % 3,
+					    MPI_COMM_WORLD, &rq[i]));
+		}
+		MPI_CHECK(MPI_Waitall(N4 + 1, rq, MPI_STATUSES_IGNORE));
+	} else {
+		int32_t last = -1;
+		MPI_Status *sts = xmalloc(sizeof(*sts) * N4);
+
+		for (i = 0; i < N4; i++) {
+			buf[i] = -1;
+			MPI_CHECK(MPI_Irecv(&buf[i], 1, MPI_INT32_T, 1,
+					    i % 5 == 4 ? MPI_ANY_TAG : i % 3,
+					    MPI_COMM_WORLD, &rq[i]));
+		}
+		status_poison(&st);
+		MPI_CHECK(MPI_Recv(&last, 1, MPI_INT32_T, 1, MPI_ANY_TAG,
+				   MPI_COMM_WORLD, &st));
+		CHECK_STATUS(&st, 1, N4 % 3, 1, MPI_INT32_T);
+		CHECK(last == (N4 ^ 0x5a5a0000), "phase 4: blocking Recv after "
+		      "%d posted receives got message %d", N4,
+		      last ^ 0x5a5a0000);
+		MPI_CHECK(MPI_Waitall(N4, rq, sts));
+		for (i = 0; i < N4; i++) {
+			CHECK(buf[i] == (i ^ 0x5a5a0000), "phase 4: receive %d "
+			      "got message %d", i, buf[i] ^ 0x5a5a0000);
+			CHECK_STATUS(&sts[i], 1, i % 3, 1, MPI_INT32_T);
+		}
+		free(sts);
+	}
+	free(buf);
+	free(rq);
+}
+
 int main(int argc, char **argv)
 {
 	test_init(&argc, &argv, "many", 2, &rank, &size);
@@ -242,5 +296,7 @@ int main(int argc, char **argv)
 	phase2();
 	MPI_Barrier(MPI_COMM_WORLD);
 	phase3();
+	MPI_Barrier(MPI_COMM_WORLD);
+	phase4();
 	return test_finish();
 }

@@ -24,12 +24,29 @@
  *     MPI_ERR_IN_STATUS, MPI_ERROR truncate for it, success for the others
  *  4  MPI_Irecv + MPI_Test polling
  *  5  MPI_Mprobe + MPI_Mrecv into a short buffer
+ *  6  MPI_Recv on a dup of MPI_COMM_WORLD (inherits MPI_ERRORS_RETURN)
+ *  7  MPI_Recv on a dup with a user error handler: called once, for that
+ *     communicator, with an error of class MPI_ERR_TRUNCATE; MPI_Recv
+ *     then returns the error
  * each with eager and large messages. Rank 1 sends to rank 0; run with 2.
  */
 #include "check.h"
 
 #define SLACK 64
 static int rank, size;
+static MPI_Comm tcomm;		/* communicator of the current mode */
+
+/* Mode 7: a user error handler on a dup of WORLD. */
+static MPI_Comm eh_comm;
+static int eh_calls, eh_class;
+
+static void eh_fn(MPI_Comm *comm, int *code, ...)
+{
+	eh_calls++;
+	MPI_Error_class(*code, &eh_class);
+	CHECK(*comm == eh_comm, "error handler called for the wrong "
+	      "communicator");
+}
 
 static const int msg_lens[] = { 100, 4096, 70000, 1 << 20, 3 << 20 };
 #define NLEN ((int)(sizeof(msg_lens) / sizeof(msg_lens[0])))
@@ -88,7 +105,7 @@ static void recv_follow(int iter)
 	MPI_Status st;
 
 	status_poison(&st);
-	MPI_CHECK(MPI_Recv(b, 64, MPI_BYTE, 1, 9, MPI_COMM_WORLD, &st));
+	MPI_CHECK(MPI_Recv(b, 64, MPI_BYTE, 1, 9, tcomm, &st));
 	CHECK_STATUS(&st, 1, 9, 33, MPI_BYTE);
 	CHECK_PAT(b, 33, pat_seed(1, 0, 9, iter), "follower message %d", iter);
 }
@@ -98,7 +115,7 @@ static void sender(int iter, int len, int tag)
 	unsigned char *b = xmalloc(len);
 
 	pat_fill(b, len, pat_seed(1, 0, tag, iter));
-	MPI_CHECK(MPI_Send(b, len, MPI_BYTE, 0, tag, MPI_COMM_WORLD));
+	MPI_CHECK(MPI_Send(b, len, MPI_BYTE, 0, tag, tcomm));
 	free(b);
 }
 
@@ -107,9 +124,16 @@ int main(int argc, char **argv)
 	int iter = 0, i, k, mode;
 
 	test_init(&argc, &argv, "truncate", 2, &rank, &size);
-	MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	MPI_Comm dup_ret;
+	MPI_Errhandler eh;
 
-	for (mode = 1; mode <= 5; mode++)
+	MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup_ret));
+	MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &eh_comm));
+	MPI_CHECK(MPI_Comm_create_errhandler(eh_fn, &eh));
+	MPI_CHECK(MPI_Comm_set_errhandler(eh_comm, eh));
+
+	for (mode = 1; mode <= 7; mode++)
 		for (i = 0; i < NLEN; i++)
 			for (k = 0; k < 3; k++, iter++) {
 				int len = msg_lens[i], blen = buf_len(len, k);
@@ -119,6 +143,8 @@ int main(int argc, char **argv)
 				char what[128];
 				int rc;
 
+				tcomm = mode == 6 ? dup_ret : mode == 7 ?
+					eh_comm : MPI_COMM_WORLD;
 				if (rank == 1) {
 					if (mode == 3)
 						sender(iter, 10, 20);
@@ -142,13 +168,13 @@ int main(int argc, char **argv)
 				switch (mode) {
 				case 1:
 					rc = MPI_Recv(b, blen, MPI_BYTE, 1, 21,
-						      MPI_COMM_WORLD, &st);
+						      tcomm, &st);
 					check_trunc(rc, &st, MPI_ERR_TRUNCATE,
 						    what);
 					break;
 				case 2:
 					MPI_CHECK(MPI_Irecv(b, blen, MPI_BYTE, 1,
-							    21, MPI_COMM_WORLD,
+							    21, tcomm,
 							    &rq));
 					rc = MPI_Wait(&rq, &st);
 					check_trunc(rc, &st, MPI_ERR_TRUNCATE,
@@ -163,13 +189,13 @@ int main(int argc, char **argv)
 					for (j = 0; j < 3; j++)
 						status_poison(&sts[j]);
 					MPI_CHECK(MPI_Irecv(a, 16, MPI_BYTE, 1, 20,
-							    MPI_COMM_WORLD,
+							    tcomm,
 							    &rqs[0]));
 					MPI_CHECK(MPI_Irecv(b, blen, MPI_BYTE, 1,
-							    21, MPI_COMM_WORLD,
+							    21, tcomm,
 							    &rqs[1]));
 					MPI_CHECK(MPI_Irecv(c, 16, MPI_BYTE, 1, 22,
-							    MPI_COMM_WORLD,
+							    tcomm,
 							    &rqs[2]));
 					rc = MPI_Waitall(3, rqs, sts);
 					check_trunc(rc, &sts[1],
@@ -217,7 +243,7 @@ int main(int argc, char **argv)
 					int flag = 0;
 
 					MPI_CHECK(MPI_Irecv(b, blen, MPI_BYTE, 1,
-							    21, MPI_COMM_WORLD,
+							    21, tcomm,
 							    &rq));
 					rc = MPI_SUCCESS;
 					while (!flag && rc == MPI_SUCCESS)
@@ -226,11 +252,27 @@ int main(int argc, char **argv)
 						    what);
 					break;
 				}
-				default: {
+				case 6:
+				case 7:
+					eh_calls = 0;
+					eh_class = -1;
+					rc = MPI_Recv(b, blen, MPI_BYTE, 1, 21,
+						      tcomm, &st);
+					check_trunc(rc, &st, MPI_ERR_TRUNCATE,
+						    what);
+					if (mode == 7)
+						CHECK(eh_calls == 1 &&
+						      eh_class ==
+						      MPI_ERR_TRUNCATE,
+						      "%s: error handler called "
+						      "%d times, class %d",
+						      what, eh_calls, eh_class);
+					break;
+				case 5: {
 					MPI_Message msg;
 
 					MPI_CHECK(MPI_Mprobe(1, 21,
-							     MPI_COMM_WORLD,
+							     tcomm,
 							     &msg, &st));
 					CHECK_STATUS(&st, 1, 21, len, MPI_BYTE);
 					status_poison(&st);
@@ -246,5 +288,8 @@ int main(int argc, char **argv)
 				free(b);
 				MPI_Barrier(MPI_COMM_WORLD);
 			}
+	MPI_Comm_free(&dup_ret);
+	MPI_Comm_free(&eh_comm);
+	MPI_Errhandler_free(&eh);
 	return test_finish();
 }
