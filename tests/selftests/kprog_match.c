@@ -91,9 +91,9 @@ static int probe_found(struct kp_ep *e, __u32 ctx, int src, int tag)
 
 enum { UNEXPECTED, POSTED };
 
-static void order_test(struct __test_metadata *_metadata,
-		       FIXTURE_DATA(job) *self, const size_t *lens, int n,
-		       int mode)
+static void order_test_flags(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(job) *self, const size_t *lens,
+			     int n, int mode, unsigned int sync_mask)
 {
 	struct kp_ep *s = &self->e[1], *r = &self->e[0];
 	struct kprog_post ps[16], pr[16];
@@ -118,9 +118,10 @@ static void order_test(struct __test_metadata *_metadata,
 			EXPECT_EQ(0, pr[i].done);
 		}
 	for (i = 0; i < n; i++) {
-		ASSERT_EQ(0, kp_send(s, 300 + i, sb[i], lens[i], 0, 5, 0, 0,
+		ASSERT_EQ(0, kp_send(s, 300 + i, sb[i], lens[i], 0, 5, 0,
+				     (sync_mask >> i) & 1 ? KPROG_SEND_SYNC : 0,
 				     &ps[i]));
-		if (lens[i] > kp_eager(s)) {
+		if (lens[i] > kp_eager(s) || ((sync_mask >> i) & 1)) {
 			EXPECT_EQ(0, ps[i].done) TH_LOG("msg %d", i);
 		}
 	}
@@ -136,6 +137,13 @@ static void order_test(struct __test_metadata *_metadata,
 		kp_free(sb[i], lens[i]);
 		kp_free(rb[i], max);
 	}
+}
+
+static void order_test(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(job) *self, const size_t *lens, int n,
+		       int mode)
+{
+	order_test_flags(_metadata, self, lens, n, mode, 0);
 }
 
 TEST_F_TIMEOUT(job, order_eager_unexpected, 60)
@@ -195,6 +203,17 @@ TEST_F_TIMEOUT(job, order_mixed_posted, 60)
 	size_t lens[] = { 100, r, 10, r + 1, 200, 300, r + 2, 1 };
 
 	order_test(_metadata, self, lens, ARRAY_SIZE(lens), POSTED);
+}
+
+/* synchronous small sends interleaved with eager ones stay in order */
+TEST_F_TIMEOUT(job, order_sync_and_eager, 60)
+{
+	size_t lens[] = { 10, 20, 30, 0, 40, 50, 0, 60 };
+
+	order_test_flags(_metadata, self, lens, ARRAY_SIZE(lens), UNEXPECTED,
+			 0x5a);
+	order_test_flags(_metadata, self, lens, ARRAY_SIZE(lens), POSTED,
+			 0xa5);
 }
 
 /* Sends on different contexts never match each other. */
@@ -1203,6 +1222,58 @@ TEST_F_TIMEOUT(job, sync_send_posted_recv, 30)
 	ASSERT_EQ(0, kp_send(s, 1, m, 64, 0, 5, 0, KPROG_SEND_SYNC, &ps));
 	check_recv(_metadata, r, &pr, b, 64, 162, 1, 5);
 	check_send(_metadata, s, &ps, 64, 0, 5);
+}
+
+
+/*
+ * A message taken by mprobe whose sender then leaves: a rendezvous one
+ * fails with -ECONNRESET (no hang), an eager one (already buffered) is
+ * still delivered.
+ */
+TEST_F_TIMEOUT(job, mprobed_message_sender_closes, 30)
+{
+	struct kp_ep *r = &self->e[0], *s = &self->e[1];
+	size_t big = kp_rndv_size(r, 256 * 1024);
+	void *mb = msg_buf(big, 211), *ms = msg_buf(100, 212);
+	void *bb = kp_alloc(big), *bs = kp_alloc(100);
+	struct kprog_post ps1, ps2, pr;
+	struct kprog_probe q;
+	struct kprog_cqe c;
+	int ret;
+
+	ASSERT_EQ(0, kp_send(s, 1, mb, big, 0, 1, 0, 0, &ps1));
+	ASSERT_EQ(0, kp_send(s, 2, ms, 100, 0, 2, 0, 0, &ps2));
+	ASSERT_EQ(1, ps2.done);
+	ASSERT_EQ(0, kp_probe(r, 0, 1, 1, KPROG_PROBE_DEQUEUE, 50, &q));
+	ASSERT_EQ(1, q.found);
+	ASSERT_EQ(0, kp_probe(r, 0, 1, 2, KPROG_PROBE_DEQUEUE, 51, &q));
+	ASSERT_EQ(1, q.found);
+	kp_ep_close(s);
+	ret = kp_recv_msg(r, 3, bb, big, 50, &pr);
+	if (ret) {
+		EXPECT_TRUE(ret == -ECONNRESET || ret == -ENOENT)
+			TH_LOG("recv of a dead sender's mprobed message: %d", ret);
+	} else {
+		ASSERT_EQ(0, kp_complete(r, &pr, &c, KP_TMO_MS))
+			TH_LOG("receive of a dead sender's message hangs");
+		EXPECT_EQ(-ECONNRESET, c.error);
+	}
+	ASSERT_EQ(0, kp_recv_msg(r, 4, bs, 100, 51, &pr));
+	check_recv(_metadata, r, &pr, bs, 100, 212, 1, 2);
+}
+
+TEST_F_TIMEOUT(job, sync_zero_length, 30)
+{
+	struct kp_ep *r = &self->e[0], *s = &self->e[1];
+	char m[4], b[4];
+	struct kprog_post ps, pr;
+
+	ASSERT_EQ(0, kp_send(s, 1, m, 0, 0, 5, 0, KPROG_SEND_SYNC, &ps));
+	EXPECT_EQ(0, ps.done);
+	EXPECT_FALSE(kp_has_cqe(s, 1, QUIET_MS));
+	ASSERT_EQ(0, kp_recv(r, 2, b, sizeof(b), 1, 5, 0, 0, &pr));
+	check_recv(_metadata, r, &pr, b, 0, 0, 1, 5);
+	check_send(_metadata, s, &ps, 0, 0, 5);
 }
 
 TEST_HARNESS_MAIN

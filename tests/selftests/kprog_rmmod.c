@@ -4,9 +4,10 @@
  * Run last. The module is never removed on purpose; if the removal
  * succeeds anyway (a bug), it is loaded again from kmod/kprog.ko.
  */
+#include "kprog_test.h"
+#include <dirent.h>
 #include <libgen.h>
 #include <limits.h>
-#include "kprog_test.h"
 
 static int module_loaded(void)
 {
@@ -15,25 +16,78 @@ static int module_loaded(void)
 	return stat("/sys/module/kprog", &st) == 0;
 }
 
-/* Put the module back if a buggy refcount let it go. */
-static void reload(struct __test_metadata *_metadata)
+/* "name=value ..." of the loaded module's parameters, to load it again. */
+static void module_params(char *out, size_t size)
+{
+	struct dirent *d;
+	size_t used = 0;
+	DIR *dir = opendir(KP_PARAM_DIR);
+
+	out[0] = 0;
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		long long v;
+
+		if (d->d_name[0] == '.')
+			continue;
+		v = kp_param(d->d_name);
+		if (v < 0)
+			continue;
+		used += snprintf(out + used, size - used, "%s%s=%lld",
+				 used ? " " : "", d->d_name, v);
+		if (used >= size) {
+			out[size - 1] = 0;
+			break;
+		}
+	}
+	closedir(dir);
+}
+
+static int open_ko(void)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 32];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	int fd;
 
 	if (n <= 0)
-		return;
+		return -1;
 	exe[n] = 0;
 	snprintf(path, sizeof(path), "%s/../../kmod/kprog.ko", dirname(exe));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		TH_LOG("cannot reload %s: %s", path, strerror(errno));
-		return;
-	}
-	if (syscall(SYS_finit_module, fd, "", 0))
-		TH_LOG("finit_module %s: %s", path, strerror(errno));
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static char saved_params[1024];
+
+/* Load the module again (with the parameters it had); 0 or an errno. */
+static int load_again(void)
+{
+	long long end = kp_now_ms() + 3000;
+	struct stat st;
+	int fd = open_ko(), err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (syscall(SYS_finit_module, fd, saved_params, 0))
+		err = errno;
 	close(fd);
+	/* devtmpfs creates the node asynchronously */
+	while (!err && stat(KPROG_DEVICE, &st) && kp_now_ms() < end)
+		usleep(10000);
+	return err;
+}
+
+/* Put the module back if a buggy refcount let it go. */
+static void reload(struct __test_metadata *_metadata)
+{
+	int err = load_again();
+
+	if (err)
+		TH_LOG("could not load kmod/kprog.ko again: %s", strerror(err));
+}
+
+static void __attribute__((constructor)) remember_params(void)
+{
+	module_params(saved_params, sizeof(saved_params));
 }
 
 static int try_remove(void)
@@ -88,6 +142,67 @@ TEST(rmmod_while_joined_and_mapped_fails)
 		return;
 	EXPECT_EQ(0, kp_cancel(&e[0], 1));
 	kp_job_close(e, 2);
+}
+
+
+/*
+ * Once every file is closed the module can go, even right after a close
+ * with a transfer in flight; unloading must wait for that transfer, not
+ * crash. The module is then loaded again with the same parameters.
+ */
+TEST(unload_after_close_in_flight_then_reload)
+{
+	size_t len = 64u << 20;
+	long long end;
+	struct stat st;
+	__u32 v = 0;
+	pid_t pid;
+	int err, fd, ko = open_ko();
+
+	ASSERT_TRUE(module_loaded());
+	ASSERT_LE(0, ko) TH_LOG("kmod/kprog.ko not found: not unloading");
+	close(ko);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		unsigned char *a = kp_alloc(len), *b = kp_alloc(len);
+		struct kprog_post p;
+		struct kp_ep e[2];
+
+		if (!a || !b || kp_job_open(e, 2, 2, kp_key(), 0, 0))
+			_exit(2);
+		memset(a, 1, len);
+		memset(b, 2, len);
+		if (kp_send(&e[1], 1, a, len, 0, 1, 0, 0, &p) ||
+		    kp_recv(&e[0], 2, b, len, 1, 1, 0, 0, &p))
+			_exit(3);
+		kp_job_close(e, 2);
+		_exit(0);
+	}
+	ASSERT_EQ(0, kp_child_status(pid, NULL));
+	/* no file is open any more: removal must succeed (soon) */
+	end = kp_now_ms() + 10000;
+	do {
+		err = try_remove();
+		if (err != EBUSY && err != EWOULDBLOCK)
+			break;
+		usleep(50000);
+	} while (kp_now_ms() < end);
+	ASSERT_EQ(0, err) TH_LOG("delete_module with no open file: %s",
+				 strerror(err));
+	EXPECT_FALSE(module_loaded());
+	EXPECT_NE(0, stat(KPROG_DEVICE, &st));
+	err = load_again();
+	ASSERT_EQ(0, err) TH_LOG("reload (params \"%s\"): %s", saved_params,
+				 strerror(err));
+	ASSERT_TRUE(module_loaded());
+	fd = kp_open();
+	ASSERT_LE(0, fd) TH_LOG("open after reload: %s", kp_strerr(fd));
+	EXPECT_EQ(0, ioctl(fd, KPROG_IOC_VERSION, &v));
+	EXPECT_EQ(KPROG_ABI_VERSION, v);
+	EXPECT_EQ(0, kp_join_fd(fd, kp_key(), 0, 1, 0, 0, NULL));
+	close(fd);
+	TH_LOG("module reloaded with \"%s\"", saved_params);
 }
 
 TEST_HARNESS_MAIN

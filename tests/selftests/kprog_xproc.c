@@ -1002,4 +1002,56 @@ TEST_F_TIMEOUT(xp, eager_send_survives_sender_close, 30)
 	kp_ep_close(&e[0]);
 }
 
+
+/* ---------------- fork after posting (copy-on-write) ---------------- */
+
+/*
+ * A receive posted, then the process forks (its pages become
+ * copy-on-write): the data must land in the poster's memory, and the
+ * child's copy must not see it.
+ */
+TEST_F_TIMEOUT(xp, fork_after_posting_recv, 60)
+{
+	struct kp_ep e[2];
+	size_t len;
+	unsigned char *m, *b;
+	struct kprog_post ps, pr;
+	struct kprog_cqe c;
+	struct chan ch;
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(0, kp_job_open(e, 2, 2, kp_key(), 0, 0));
+	len = kp_rndv_size(&e[0], 1 << 20);
+	m = kp_alloc(len);
+	b = kp_alloc(len);
+	ASSERT_NE(NULL, b);
+	kp_fill(m, len, 221, 0);
+	memset(b, 0, len);
+	ASSERT_EQ(0, kp_recv(&e[0], 1, b, len, 1, 1, 0, 0, &pr));
+	ASSERT_EQ(0, chan_init(&ch));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		chan_child(&ch);
+		/* wait until the parent has its data, then look at ours */
+		if (chan_get(ch.p2c[0], 20000) != 'd')
+			_exit(2);
+		_exit(kp_check_byte(b, len, 0) == -1 ? 0 : 3);
+	}
+	chan_parent(&ch);
+	ASSERT_EQ(0, kp_send(&e[1], 2, m, len, 0, 1, 0, 0, &ps));
+	ASSERT_EQ(0, kp_complete(&e[0], &pr, &c, KP_TMO_MS));
+	EXPECT_EQ(0, c.error);
+	EXPECT_EQ(len, c.bytes);
+	EXPECT_EQ(-1, kp_check(b, len, 221, 0))
+		TH_LOG("data went to the child's copy, not the poster's");
+	chan_put(ch.p2c[1], 'd');
+	st = child_wait(pid, 20000);
+	EXPECT_EQ(0, st) TH_LOG("child's copy-on-write page was written");
+	ASSERT_EQ(0, kp_complete(&e[1], &ps, &c, KP_TMO_MS));
+	EXPECT_EQ(0, c.error);
+	kp_job_close(e, 2);
+}
+
 TEST_HARNESS_MAIN
