@@ -17,6 +17,10 @@
 static LLIST_HEAD(kprog_free_list);
 static struct workqueue_struct *kprog_free_wq;
 
+/* Live objects, checked at unload to catch leaks. */
+static atomic_t kprog_live_eps = ATOMIC_INIT(0);
+static atomic_t kprog_live_ops = ATOMIC_INIT(0);
+
 static void kprog_ep_release(struct kref *ref)
 {
 	struct kprog_ep *ep = container_of(ref, struct kprog_ep, ref);
@@ -25,6 +29,7 @@ static void kprog_ep_release(struct kref *ref)
 	if (ep->job)
 		kprog_job_put(ep->job);
 	kfree(ep);
+	atomic_dec(&kprog_live_eps);
 }
 
 /**
@@ -34,10 +39,11 @@ static void kprog_ep_release(struct kref *ref)
  */
 struct kprog_ep *kprog_ep_alloc(void)
 {
-	struct kprog_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	struct kprog_ep *ep = kzalloc(sizeof(*ep), GFP_KERNEL_ACCOUNT);
 
 	if (!ep)
 		return NULL;
+	atomic_inc(&kprog_live_eps);
 	kref_init(&ep->ref);
 	spin_lock_init(&ep->mlock);
 	spin_lock_init(&ep->olock);
@@ -73,6 +79,7 @@ static void kprog_op_free(struct kprog_op *op)
 	if (op->mep)
 		kprog_ep_put(op->mep);
 	kfree(op);
+	atomic_dec(&kprog_live_ops);
 }
 
 static void kprog_free_work_fn(struct work_struct *work)
@@ -164,7 +171,7 @@ static int kprog_op_import(struct kprog_op *op, const struct kprog_post *p)
 	op->iov = &op->iov_inline;
 	if (!n)
 		return 0;
-	iov = kvmalloc_array(n, sizeof(*iov), GFP_KERNEL);
+	iov = kvmalloc_array(n, sizeof(*iov), GFP_KERNEL_ACCOUNT);
 	if (!iov)
 		return -ENOMEM;
 	if (copy_from_user(iov, u64_to_user_ptr(p->addr), n * sizeof(*iov))) {
@@ -207,9 +214,10 @@ struct kprog_op *kprog_op_create(struct kprog_ep *ep,
 
 	if (!current->mm)
 		return ERR_PTR(-EINVAL);
-	op = kzalloc(sizeof(*op), GFP_KERNEL);
+	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
 	if (!op)
 		return ERR_PTR(-ENOMEM);
+	atomic_inc(&kprog_live_ops);
 	refcount_set(&op->ref, 1);
 	INIT_LIST_HEAD(&op->qnode);
 	INIT_LIST_HEAD(&op->onode);
@@ -256,7 +264,7 @@ int kprog_op_copy_in(struct kprog_op *op)
 
 	if (!op->len)
 		return 0;
-	op->kbuf = kvmalloc(op->len, GFP_KERNEL);
+	op->kbuf = kvmalloc(op->len, GFP_KERNEL_ACCOUNT);
 	if (!op->kbuf)
 		return -ENOMEM;
 	for (i = 0; i < op->nr_iov; i++) {
@@ -286,4 +294,8 @@ int kprog_ep_init(void)
 void kprog_ep_exit(void)
 {
 	destroy_workqueue(kprog_free_wq);
+	if (atomic_read(&kprog_live_eps) || atomic_read(&kprog_live_ops))
+		pr_err("kprog: leaked %d endpoints, %d operations\n",
+		       atomic_read(&kprog_live_eps),
+		       atomic_read(&kprog_live_ops));
 }

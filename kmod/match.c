@@ -72,12 +72,17 @@ static void kprog_xfer_setup(struct kprog_xfer *x, struct kprog_op *s,
 	r->state = KPROG_OP_MATCHED;
 }
 
-static void kprog_xfer_start(struct kprog_xfer *x)
+static void kprog_xfer_start(struct kprog_xfer *x, u32 sync_limit)
 {
 	int err;
 
 	if (!x->len) {
 		kprog_xfer_done(x, 0, 0);
+		return;
+	}
+	/* A small copy costs less than waking a worker for it. */
+	if (x->len <= sync_limit && x->xport->run) {
+		x->xport->run(x);
 		return;
 	}
 	err = x->xport->submit(x);
@@ -159,7 +164,7 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 		if (err)
 			goto err_op;
 	}
-	x = kzalloc(sizeof(*x), GFP_KERNEL);
+	x = kzalloc(sizeof(*x), GFP_KERNEL_ACCOUNT);
 	if (!x) {
 		err = -ENOMEM;
 		goto err_op;
@@ -220,7 +225,7 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	if (eager)
 		kprog_send_done_now(op, p);
 	if (r)
-		kprog_xfer_start(x);
+		kprog_xfer_start(x, job->eager_limit);
 	else
 		kfree(x);
 	if (eager)
@@ -286,7 +291,7 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 	op = kprog_op_create(ep, p, false);
 	if (IS_ERR(op))
 		return PTR_ERR(op);
-	x = kzalloc(sizeof(*x), GFP_KERNEL);
+	x = kzalloc(sizeof(*x), GFP_KERNEL_ACCOUNT);
 	if (!x) {
 		err = -ENOMEM;
 		goto err_op;
@@ -340,7 +345,7 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 
 	p->done = 0;
 	if (s && !s->eager) {
-		kprog_xfer_start(x);
+		kprog_xfer_start(x, job->eager_limit);
 		return 0;
 	}
 	kfree(x);

@@ -212,13 +212,15 @@ __poll_t kprog_ring_poll(struct kprog_ep *ep, struct file *file,
  * @ep: endpoint
  * @vma: the mapping, at most ring_bytes long
  *
- * Return: 0, -EBADFD before JOIN, -EINVAL for a bad offset or length.
+ * Return: 0, -EBADFD before JOIN, -EINVAL for a bad offset or length or
+ * a private mapping (its writes would never reach the kernel).
  */
 int kprog_ring_mmap(struct kprog_ep *ep, struct vm_area_struct *vma)
 {
 	if (!kprog_ep_job(ep))
 		return -EBADFD;
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start > ep->ring_bytes)
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start > ep->ring_bytes ||
+	    !(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 #ifdef KPROG_HAVE_VM_FLAGS_SET
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);

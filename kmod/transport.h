@@ -63,6 +63,10 @@ struct kprog_xfer {
  * @exit: called once at module unload after every endpoint is gone; must
  *	wait for all of the transport's transfers to be done (i.e. for their
  *	kprog_xfer_done() calls to have returned). Optional.
+ * @run: optional. Move @xfer now, in the calling task's context (process
+ *	context, no locks held, may sleep) and call kprog_xfer_done() before
+ *	returning. The core uses it for transfers up to the job's eager limit,
+ *	where handing off to a worker would cost more than the copy.
  * @submit: start moving @xfer. Called in process context without locks
  *	held; may sleep. Returns 0 if the transport took the transfer, in which
  *	case it must call kprog_xfer_done() exactly once, or a negative errno,
@@ -77,6 +81,7 @@ struct kprog_transport {
 	const char *name;
 	int (*init)(void);
 	void (*exit)(void);
+	void (*run)(struct kprog_xfer *xfer);
 	int (*submit)(struct kprog_xfer *xfer);
 };
 

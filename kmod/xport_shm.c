@@ -143,9 +143,8 @@ out_src:
 	return ret;
 }
 
-static void kprog_shm_work(struct work_struct *work)
+static void kprog_shm_run(struct kprog_xfer *x)
 {
-	struct kprog_xfer *x = container_of(work, struct kprog_xfer, work);
 	struct kprog_shm_cursor sc = { .d = &x->src }, dc = { .d = &x->dst };
 	struct page **pages;
 	u64 done = 0, n;
@@ -180,6 +179,11 @@ out:
 	kprog_xfer_done(x, done, err);
 }
 
+static void kprog_shm_work(struct work_struct *work)
+{
+	kprog_shm_run(container_of(work, struct kprog_xfer, work));
+}
+
 static int kprog_shm_submit(struct kprog_xfer *x)
 {
 	INIT_WORK(&x->work, kprog_shm_work);
@@ -203,5 +207,6 @@ const struct kprog_transport kprog_xport_shm = {
 	.name = "shm",
 	.init = kprog_shm_init,
 	.exit = kprog_shm_exit,
+	.run = kprog_shm_run,
 	.submit = kprog_shm_submit,
 };
