@@ -1054,4 +1054,56 @@ TEST_F_TIMEOUT(xp, fork_after_posting_recv, 60)
 	kp_job_close(e, 2);
 }
 
+
+/*
+ * After close() returns, the kernel no longer touches the memory of the
+ * closed endpoint's operations: close withdraws everything, no completion
+ * will ever say "done with this buffer", so user space must be able to
+ * reuse it at once. A receive buffer rewritten right after close() must
+ * keep what was written.
+ */
+TEST_F_TIMEOUT(xp, no_write_into_buffer_after_close, 120)
+{
+	size_t len = 32u << 20;
+	unsigned char *a = kp_alloc(len), *b = kp_alloc(len);
+	int iter, bad_iters = 0, first_val = -1;
+	long first_bad = -1, nbad = 0, i;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	memset(a, 0xab, len);
+	for (iter = 0; iter < 12; iter++) {
+		struct kprog_post ps, pr;
+		struct kprog_cqe c;
+		struct kp_ep e[2];
+		long bad;
+
+		ASSERT_EQ(0, kp_job_open(e, 2, 2, kp_key(), 0, 0));
+		memset(b, 0x11, len);
+		ASSERT_EQ(0, kp_send(&e[0], 1, a, len, 1, 1, 0, 0, &ps));
+		ASSERT_EQ(0, kp_recv(&e[1], 2, b, len, 0, 1, 0, 0, &pr));
+		usleep((iter % 6) * 1000);
+		kp_ep_close(&e[1]);
+		memset(b, 0, len);
+		usleep(200 * 1000);
+		bad = kp_check_byte(b, len, 0);
+		if (bad >= 0) {
+			bad_iters++;
+			for (i = bad; i < (long)len; i++)
+				nbad += b[i] != 0;
+			if (first_bad < 0) {
+				first_bad = bad;
+				first_val = b[bad];
+			}
+		}
+		ASSERT_EQ(0, kp_complete(&e[0], &ps, &c, 20000));
+		EXPECT_TRUE(c.error == 0 || c.error == -ECONNRESET)
+			TH_LOG("send error %d", c.error);
+		kp_ep_close(&e[0]);
+	}
+	EXPECT_EQ(0, bad_iters)
+		TH_LOG("%d of 12 closes: buffer written after close() returned (%ld bytes in all; first at offset %ld, value 0x%02x)",
+		       bad_iters, nbad, first_bad, first_val);
+}
+
 TEST_HARNESS_MAIN
