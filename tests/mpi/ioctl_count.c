@@ -3,7 +3,7 @@
  * libioctlcount.so: preloaded next to the shim by ./run to prove that the
  * shim really drives /dev/kprog. Wraps ioctl(), counts the kprog requests
  * and prints one line at exit:
- *   kprog-ioctls rank R: send S recv R probe P cancel C wait W
+ *   kprog-ioctls rank R: send S recv R probe P cancel C wait W join J
  * (R from OMPI_COMM_WORLD_RANK). Not an MPI program, needs no MPI.
  */
 #define _GNU_SOURCE
@@ -14,7 +14,7 @@
 #include <sys/ioctl.h>
 #include <linux/kprog.h>
 
-static unsigned long n_send, n_recv, n_probe, n_cancel, n_wait;
+static unsigned long n_join, n_send, n_recv, n_probe, n_cancel, n_wait;
 static int (*real_ioctl)(int, unsigned long, ...);
 
 int ioctl(int fd, unsigned long req, ...)
@@ -28,6 +28,7 @@ int ioctl(int fd, unsigned long req, ...)
 	if (!real_ioctl)
 		real_ioctl = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
 	switch (req) {
+	case KPROG_IOC_JOIN: n_join++; break;
 	case KPROG_IOC_SEND: n_send++; break;
 	case KPROG_IOC_RECV: n_recv++; break;
 	case KPROG_IOC_PROBE: n_probe++; break;
@@ -44,6 +45,6 @@ __attribute__((destructor)) static void report(void)
 
 	if (!r)
 		return;	/* mpirun itself, orted */
-	fprintf(stderr, "kprog-ioctls rank %s: send %lu recv %lu probe %lu cancel %lu wait %lu\n",
-		r, n_send, n_recv, n_probe, n_cancel, n_wait);
+	fprintf(stderr, "kprog-ioctls rank %s: send %lu recv %lu probe %lu cancel %lu wait %lu join %lu\n",
+		r, n_send, n_recv, n_probe, n_cancel, n_wait, n_join);
 }
