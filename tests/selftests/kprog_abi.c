@@ -345,6 +345,29 @@ TEST(join_readonly_arg_changes_nothing)
 	close(fd2);
 }
 
+/* The ring is shared memory: a private (copy-on-write) mapping is refused. */
+TEST(mmap_private_refused)
+{
+	struct kprog_join j = { 0 };
+	void *m;
+	int fd = kp_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, kp_join_fd(fd, kp_key(), 0, 1, 0, 0, &j));
+	m = mmap(NULL, j.ring_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+		 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EINVAL, errno);
+	if (m != MAP_FAILED)
+		munmap(m, j.ring_bytes);
+	/* a nonzero offset is refused too */
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 4096);
+	EXPECT_EQ(MAP_FAILED, m);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	close(fd);
+}
+
 TEST(mmap_before_join_fails)
 {
 	void *m;

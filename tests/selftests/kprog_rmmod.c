@@ -6,6 +6,7 @@
  */
 #include "kprog_test.h"
 #include <dirent.h>
+#include <sys/klog.h>
 #include <libgen.h>
 #include <limits.h>
 
@@ -90,6 +91,32 @@ static void __attribute__((constructor)) remember_params(void)
 	module_params(saved_params, sizeof(saved_params));
 }
 
+/* The kernel log's "kprog: leaked" lines; the last one in @last. */
+static int leak_lines(char *last, size_t size)
+{
+	int len = klogctl(10, NULL, 0), n, count = 0;	/* SIZE_BUFFER */
+	char *buf, *p;
+
+	last[0] = 0;
+	if (len <= 0)
+		return 0;
+	buf = malloc(len + 1);
+	if (!buf)
+		return 0;
+	n = klogctl(3, buf, len);	/* READ_ALL */
+	if (n < 0)
+		n = 0;
+	buf[n] = 0;
+	for (p = buf; (p = strstr(p, "kprog: leaked")); p++) {
+		size_t l = strcspn(p, "\n");
+
+		count++;
+		snprintf(last, size, "%.*s", (int)l, p);
+	}
+	free(buf);
+	return count;
+}
+
 static int try_remove(void)
 {
 	return syscall(SYS_delete_module, "kprog", O_NONBLOCK) ? errno : 0;
@@ -153,7 +180,9 @@ TEST(rmmod_while_joined_and_mapped_fails)
 TEST(unload_after_close_in_flight_then_reload)
 {
 	size_t len = 64u << 20;
+	char line[256];
 	long long end;
+	int leaks;
 	struct stat st;
 	__u32 v = 0;
 	pid_t pid;
@@ -180,6 +209,7 @@ TEST(unload_after_close_in_flight_then_reload)
 		_exit(0);
 	}
 	ASSERT_EQ(0, kp_child_status(pid, NULL));
+	leaks = leak_lines(line, sizeof(line));
 	/* no file is open any more: removal must succeed (soon) */
 	end = kp_now_ms() + 10000;
 	do {
@@ -192,6 +222,9 @@ TEST(unload_after_close_in_flight_then_reload)
 				 strerror(err));
 	EXPECT_FALSE(module_loaded());
 	EXPECT_NE(0, stat(KPROG_DEVICE, &st));
+	/* the module counts live objects and reports leaks at unload */
+	EXPECT_EQ(leaks, leak_lines(line, sizeof(line)))
+		TH_LOG("objects leaked over the whole run: %s", line);
 	err = load_again();
 	ASSERT_EQ(0, err) TH_LOG("reload (params \"%s\"): %s", saved_params,
 				 strerror(err));
