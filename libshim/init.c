@@ -200,8 +200,8 @@ static void setup(int provided)
 		return;
 	}
 	kp_pool_init();
+	kp.active = true;	/* before registering: register checks it */
 	kp_comm_init();
-	kp.active = true;
 	kp_log(1, "joined: node ranks %d, eager_limit %u, ring %u, max_iov %u, max_ops %u",
 	       node_size, kp.eager_limit, kp.ring_mask + 1, kp.max_iov, kp.max_ops);
 }

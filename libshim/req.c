@@ -177,6 +177,8 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 	r->status._cancelled = cancelled;
 	r->err = cancelled ? MPI_SUCCESS : kp_errno_to_mpi(-cqe->error);
 	r->status.MPI_ERROR = r->err;
+	kp_log(3, "complete id %llx kind %d bytes %llu cap %llu err %d", (unsigned long long)cqe->req_id,
+	       r->kind, (unsigned long long)cqe->bytes, (unsigned long long)r->cap, cqe->error);
 
 	/* receive through a packed copy: move the bytes into place */
 	if (r->kind == KR_RECV && r->tmp && !cancelled && r->status._ucount) {
