@@ -428,4 +428,292 @@ TEST_F_TIMEOUT(stress, cancel_races_matching, 240)
 	kp_job_close(R->e, 2);
 }
 
+
+/* ---- chaos: random traffic, cancels, closes and rejoins ---- */
+
+#define CH_NT		4
+#define CH_SLOTS	12	/* 6 receives + 6 sends outstanding */
+#define CH_MAXB		(96 * 1024)
+#define CH_MS		4000
+
+struct ch_slot {
+	__u64 id;
+	int live, is_send, cancelled;
+	size_t len;
+	unsigned char *buf;
+};
+
+struct chaos {
+	__u64 key;
+	int err[CH_NT];
+	char why[CH_NT][200];
+	long data[CH_NT], sent[CH_NT], resets[CH_NT], cancels[CH_NT],
+	     closes[CH_NT];
+};
+
+struct ch_arg {
+	struct chaos *C;
+	int me;
+};
+
+static __u64 ch_rand(__u64 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+#define CHFAIL(...) do {						\
+		snprintf(C->why[me], sizeof(C->why[me]), __VA_ARGS__);	\
+		C->err[me] = 1;						\
+		goto out;						\
+	} while (0)
+
+/* Check one completion of slot @sl; 0 if fine. */
+static int ch_check(struct chaos *C, int me, struct ch_slot *sl,
+		    const struct kprog_cqe *c)
+{
+	if (sl->is_send) {
+		if (c->error == -ECONNRESET) {
+			C->resets[me]++;
+			return 0;
+		}
+		if (c->error == -ECANCELED && sl->cancelled)
+			return 0;
+		if (c->error || c->bytes != sl->len) {
+			snprintf(C->why[me], sizeof(C->why[me]),
+				 "send id %llu: error %d bytes %llu of %zu",
+				 (unsigned long long)sl->id, c->error,
+				 (unsigned long long)c->bytes, sl->len);
+			return -1;
+		}
+		C->sent[me]++;
+		return 0;
+	}
+	if (c->error == -ECANCELED) {
+		if (!sl->cancelled || c->flags != KPROG_CQE_CANCELLED) {
+			snprintf(C->why[me], sizeof(C->why[me]),
+				 "recv id %llu: ECANCELED, never cancelled",
+				 (unsigned long long)sl->id);
+			return -1;
+		}
+		C->cancels[me]++;
+		return 0;
+	}
+	if (c->error == -ECONNRESET) {
+		C->resets[me]++;
+		return 0;
+	}
+	if (c->error || c->bytes > CH_MAXB || c->source < 0 ||
+	    c->source >= CH_NT) {
+		snprintf(C->why[me], sizeof(C->why[me]),
+			 "recv id %llu: error %d bytes %llu source %d",
+			 (unsigned long long)sl->id, c->error,
+			 (unsigned long long)c->bytes, c->source);
+		return -1;
+	}
+	if (c->bytes >= 16) {
+		__u64 seed, len;
+
+		memcpy(&seed, sl->buf, 8);
+		memcpy(&len, sl->buf + 8, 8);
+		if (len != c->bytes || (int)(seed >> 56) != c->source ||
+		    (int)((seed >> 48) & 0xff) != me ||
+		    kp_check(sl->buf + 16, c->bytes - 16, seed, 0) >= 0) {
+			snprintf(C->why[me], sizeof(C->why[me]),
+				 "recv id %llu from %d: %llu bytes, header says %llu from %d to %d, or bad data",
+				 (unsigned long long)sl->id, c->source,
+				 (unsigned long long)c->bytes,
+				 (unsigned long long)len, (int)(seed >> 56),
+				 (int)((seed >> 48) & 0xff));
+			return -1;
+		}
+	}
+	C->data[me]++;
+	return 0;
+}
+
+static struct ch_slot *ch_find(struct ch_slot *sl, __u64 id)
+{
+	int i;
+
+	for (i = 0; i < CH_SLOTS; i++)
+		if (sl[i].live && sl[i].id == id)
+			return &sl[i];
+	return NULL;
+}
+
+static void *chaos_thread(void *arg)
+{
+	struct ch_arg *a = arg;
+	struct chaos *C = a->C;
+	int me = a->me, i, ret;
+	__u64 rnd = kp_mix(me + 1) | 1, id = 1, seq = 0;
+	struct ch_slot sl[CH_SLOTS];
+	long long end = kp_now_ms() + CH_MS, t;
+	struct kprog_post p;
+	struct kprog_cqe c;
+	struct kp_ep e;
+
+	kp_ep_reset(&e);
+	memset(sl, 0, sizeof(sl));
+	for (i = 0; i < CH_SLOTS; i++) {
+		sl[i].buf = kp_alloc(CH_MAXB);
+		if (!sl[i].buf)
+			CHFAIL("alloc");
+		sl[i].is_send = i >= CH_SLOTS / 2;
+	}
+	if (kp_ep_open(&e, C->key, me, CH_NT, 0, 0))
+		CHFAIL("join");
+	while (kp_now_ms() < end) {
+		__u64 r = ch_rand(&rnd);
+
+		/* fill free slots */
+		for (i = 0; i < CH_SLOTS; i++) {
+			struct ch_slot *s = &sl[i];
+
+			if (s->live)
+				continue;
+			s->id = id++;
+			s->cancelled = 0;
+			if (!s->is_send) {
+				ret = kp_recv(&e, s->id, s->buf, CH_MAXB,
+					      KPROG_ANY_SOURCE, KPROG_ANY_TAG,
+					      0, 0, &p);
+				if (ret)
+					CHFAIL("recv post: %s", kp_strerr(ret));
+			} else {
+				int peer = ch_rand(&rnd) % CH_NT;
+				__u64 x = ch_rand(&rnd), seed;
+
+				s->len = x % 3 == 0 ? x % 16 :
+					 x % 3 == 1 ? 16 + (x >> 8) % 8192 :
+					 16 + (x >> 8) % (CH_MAXB - 16);
+				seed = ((__u64)me << 56) | ((__u64)peer << 48) |
+				       (++seq & 0xffffffffffffull);
+				if (s->len >= 16) {
+					memcpy(s->buf, &seed, 8);
+					memcpy(s->buf + 8, &s->len, 8);
+					kp_fill(s->buf + 16, s->len - 16, seed, 0);
+				}
+				ret = kp_send(&e, s->id, s->buf, s->len, peer,
+					      (int)(x & 7), 0, 0, &p);
+				if (ret == -ECONNRESET) {
+					C->resets[me]++;
+					continue;
+				}
+				if (ret)
+					CHFAIL("send post: %s", kp_strerr(ret));
+			}
+			s->live = 1;
+			if (p.done) {
+				if (ch_check(C, me, s, &p.cqe))
+					goto fail;
+				s->live = 0;
+			}
+		}
+		/* reap */
+		ret = kp_ioc_wait(e.fd, 5 * 1000000LL);
+		if (ret && ret != -ETIMEDOUT)
+			CHFAIL("wait: %s", kp_strerr(ret));
+		kp_ring_drain(&e);
+		if (e.ring_bad)
+			CHFAIL("ring indices broken");
+		while (e.nstash) {
+			struct ch_slot *s;
+
+			c = e.stash[--e.nstash];
+			s = ch_find(sl, c.req_id);
+			if (!s)
+				CHFAIL("completion for unknown or finished id %llu",
+				       (unsigned long long)c.req_id);
+			if (ch_check(C, me, s, &c))
+				goto fail;
+			s->live = 0;
+		}
+		if (r % 23 == 0) {
+			/* cancel everything; every receive must then end */
+			for (i = 0; i < CH_SLOTS; i++) {
+				if (!sl[i].live)
+					continue;
+				ret = kp_cancel(&e, sl[i].id);
+				if (ret == 0)
+					sl[i].cancelled = 1;
+				else if (ret != -EBUSY && ret != -ENOENT)
+					CHFAIL("cancel: %s", kp_strerr(ret));
+			}
+			t = kp_now_ms() + 10000;
+			for (i = 0; i < CH_SLOTS / 2; i++) {
+				if (!sl[i].live)
+					continue;
+				if (kp_wait_cqe(&e, sl[i].id, &c,
+						t - kp_now_ms()))
+					CHFAIL("recv id %llu: no completion 10 s after cancel",
+					       (unsigned long long)sl[i].id);
+				if (ch_check(C, me, &sl[i], &c))
+					goto fail;
+				sl[i].live = 0;
+			}
+		} else if (r % 37 == 0) {
+			/* leave and join again as the same rank */
+			kp_ep_close(&e);
+			C->closes[me]++;
+			for (i = 0; i < CH_SLOTS; i++)
+				sl[i].live = 0;
+			/*
+			 * A copy in flight may still touch our buffers for a
+			 * moment after close (no_write_into_buffer_after_close
+			 * tests that); do not let it count here.
+			 */
+			usleep(100 * 1000);
+			t = kp_now_ms() + 2000;
+			while ((ret = kp_ep_open(&e, C->key, me, CH_NT, 0, 0)) ==
+			       -EADDRINUSE && kp_now_ms() < t)
+				usleep(1000);
+			if (ret)
+				CHFAIL("rejoin: %s", kp_strerr(ret));
+		}
+	}
+out:
+	kp_ep_close(&e);
+	for (i = 0; i < CH_SLOTS; i++)
+		kp_free(sl[i].buf, CH_MAXB);
+	return NULL;
+fail:
+	C->err[me] = 1;
+	goto out;
+}
+
+/*
+ * Random sends (random peers, sizes, tags) and ANY_SOURCE receives on
+ * every rank, with cancels and close/rejoin cycles mixed in. Every
+ * completion must name a live operation of ours (exactly once), carry
+ * intact data (self-describing payloads) or an allowed error, cancelled
+ * receives must end, and nothing may hang.
+ */
+TEST_F_TIMEOUT(stress, chaos_close_rejoin_cancel, 120)
+{
+	struct chaos *C = calloc(1, sizeof(*C));
+	struct ch_arg args[CH_NT];
+	pthread_t th[CH_NT];
+	int i;
+
+	ASSERT_NE(NULL, C);
+	C->key = kp_key();
+	for (i = 0; i < CH_NT; i++) {
+		args[i].C = C;
+		args[i].me = i;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, chaos_thread, &args[i]));
+	}
+	for (i = 0; i < CH_NT; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < CH_NT; i++) {
+		EXPECT_EQ(0, C->err[i]) TH_LOG("rank %d: %s", i, C->why[i]);
+		TH_LOG("rank %d: %ld received, %ld sent, %ld resets, %ld cancelled, %ld closes",
+		       i, C->data[i], C->sent[i], C->resets[i], C->cancels[i],
+		       C->closes[i]);
+	}
+}
+
 TEST_HARNESS_MAIN
