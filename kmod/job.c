@@ -165,7 +165,8 @@ out_unlock:
  *
  * Frees the rank slot only after every trace of the endpoint is gone from
  * the matching queues, so that a new process taking the rank cannot be
- * confused with the old one.
+ * confused with the old one; returns once no transfer touches the
+ * endpoint's buffers any more.
  */
 void kprog_job_leave(struct kprog_ep *ep)
 {
@@ -184,6 +185,8 @@ void kprog_job_leave(struct kprog_ep *ep)
 	if (!--job->members)
 		hash_del(&job->hnode);
 	mutex_unlock(&kprog_jobs_mutex);
+
+	kprog_match_ep_quiesce(ep);
 }
 
 /**

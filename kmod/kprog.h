@@ -129,6 +129,7 @@ struct kprog_ep {
 	struct list_head ops;		/* KPROG_OL_ACTIVE */
 	struct list_head overflow;	/* KPROG_OL_OVERFLOW */
 	u32 nr_ops;			/* charged ops, <= kprog_max_ops */
+	atomic_t xfers;			/* transfers that may touch our memory */
 
 	/* Completion ring, allocated by JOIN. */
 	void *ring;
@@ -184,6 +185,7 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *post);
 int kprog_probe(struct kprog_ep *ep, struct kprog_probe *probe);
 int kprog_cancel(struct kprog_ep *ep, u64 req_id);
 void kprog_match_ep_gone(struct kprog_ep *ep);
+void kprog_match_ep_quiesce(struct kprog_ep *ep);
 
 /* ring.c */
 int kprog_ring_alloc(struct kprog_ep *ep);

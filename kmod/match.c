@@ -70,6 +70,21 @@ static void kprog_xfer_setup(struct kprog_xfer *x, struct kprog_op *s,
 	x->xport = kprog_transport_for(s, r);
 	s->state = KPROG_OP_MATCHED;
 	r->state = KPROG_OP_MATCHED;
+	if (!s->eager)
+		atomic_inc(&s->owner->xfers);
+	atomic_inc(&r->owner->xfers);
+	/*
+	 * Pairs with the barrier in kprog_match_ep_quiesce(): either the
+	 * departing endpoint waits for this transfer, or the transfer sees
+	 * ep->dead before it touches any page.
+	 */
+	smp_mb__after_atomic();
+}
+
+static void kprog_xfer_unref(struct kprog_ep *ep)
+{
+	if (atomic_dec_and_test(&ep->xfers))
+		wake_up(&ep->wq);
 }
 
 static void kprog_xfer_start(struct kprog_xfer *x, u32 sync_limit)
@@ -101,7 +116,9 @@ void kprog_xfer_done(struct kprog_xfer *x, u64 bytes, int err)
 	if (!s->eager) {
 		kprog_cqe_fill(&c, s, s->peer, s->tag, bytes, err);
 		kprog_op_complete(s, &c);
+		kprog_xfer_unref(s->owner);
 	}
+	kprog_xfer_unref(r->owner);
 	kprog_op_put(s);
 	kprog_op_put(r);
 	kfree(x);
@@ -486,6 +503,21 @@ int kprog_cancel(struct kprog_ep *ep, u64 req_id)
 	}
 	kprog_op_put(op);
 	return ok ? 0 : -EBUSY;
+}
+
+/**
+ * kprog_match_ep_quiesce() - wait until no transfer touches @ep's buffers
+ * @ep: endpoint that kprog_match_ep_gone() marked dead
+ *
+ * Transfers notice ep->dead before their next chunk, so this waits for at
+ * most one chunk per transfer. Afterwards user space may reuse every
+ * buffer it had posted. Called without locks.
+ */
+void kprog_match_ep_quiesce(struct kprog_ep *ep)
+{
+	/* Pairs with kprog_xfer_setup(); ep->dead was set before. */
+	smp_mb();
+	wait_event(ep->wq, !atomic_read(&ep->xfers));
 }
 
 /* Withdraw a taken-off-queue op whose queue owner @ep is leaving. */
