@@ -1106,4 +1106,49 @@ TEST_F_TIMEOUT(xp, no_write_into_buffer_after_close, 120)
 		       bad_iters, nbad, first_bad, first_val);
 }
 
+
+/*
+ * The sending side of the same rule: a send buffer rewritten right after
+ * its endpoint was closed must not reach a receiver that is told the
+ * transfer succeeded. The receiver sees either -ECONNRESET or the data as
+ * it was before close().
+ */
+TEST_F_TIMEOUT(xp, no_read_of_send_buffer_after_close, 120)
+{
+	size_t len = 256 * 1024;	/* about one copy step */
+	unsigned char *a = kp_alloc(len), *b = kp_alloc(len);
+	int iter, mixed = 0, ok = 0, reset = 0;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	for (iter = 0; iter < 40; iter++) {
+		struct kprog_post ps, pr;
+		struct kprog_cqe c;
+		struct kp_ep e[2];
+
+		ASSERT_EQ(0, kp_job_open(e, 2, 2, kp_key(), 0, 0));
+		ASSERT_LT(kp_eager(&e[0]), len);
+		memset(a, 0xab, len);
+		memset(b, 0, len);
+		ASSERT_EQ(0, kp_send(&e[1], 1, a, len, 0, 1, 0, 0, &ps));
+		ASSERT_EQ(0, kp_recv(&e[0], 2, b, len, 1, 1, 0, 0, &pr));
+		kp_ep_close(&e[1]);
+		memset(a, 0xcd, len);
+		ASSERT_EQ(0, kp_complete(&e[0], &pr, &c, 20000));
+		if (c.error == -ECONNRESET) {
+			reset++;
+		} else {
+			EXPECT_EQ(0, c.error);
+			if (kp_check_byte(b, len, 0xab) >= 0)
+				mixed++;
+			else
+				ok++;
+		}
+		kp_ep_close(&e[0]);
+	}
+	TH_LOG("%d reset, %d intact, %d with bytes written after close", reset,
+	       ok, mixed);
+	EXPECT_EQ(0, mixed);
+}
+
 TEST_HARNESS_MAIN
