@@ -97,6 +97,7 @@ static int irecv_first;	/* receiver: post the Irecv before the CTS (paper: after
 /* results of the base benchmarks, per size index, in us */
 static double lat0;
 static double t_pp[MAXSIZES], t_ppdt[MAXSIZES], t_send[MAXSIZES];
+static double m_pp[MAXSIZES], m_ppdt[MAXSIZES], m_send[MAXSIZES];	/* minima */
 
 static long total_errors;
 static long pt_errors;		/* this rank, current point */
@@ -369,8 +370,6 @@ static double one_round(int kind, size_t size, MPI_Datatype dt, int count,
 					 MPI_STATUS_IGNORE);
 			t1 = now_us();
 			T = t1 - t0;
-			if (kind == B_SENDER || kind == B_NONCONTIG)
-				T -= lat0;
 		} else {
 			if (check)
 				prefill_recv(rbuf, size, nc);
@@ -399,7 +398,7 @@ static double one_round(int kind, size_t size, MPI_Datatype dt, int count,
 			compute(comp);
 			MPI_Wait(&req, MPI_STATUS_IGNORE);
 			t1 = now_us();
-			T = t1 - t0 - lat0;
+			T = t1 - t0;
 			if (check)
 				check_recv(rbuf, size, nc, s10);
 		} else {
@@ -478,6 +477,8 @@ static MPI_Datatype vec_type(size_t size)
 
 static int point_id;
 static double last_iqr;
+static double last_min;	/* smallest sample (minus lat0_min where it applies) */
+static double lat0_min;
 
 /*
  * One point: warm-up rounds, then @iters measured rounds; returns the
@@ -525,9 +526,15 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 		MPI_Send(v, 2, MPI_LONG, 0, TAG_CTL, MPI_COMM_WORLD);
 		return 0;
 	}
-	med = median(samples, iters);
+	med = median(samples, iters);	/* sorts */
 	/* spread of the samples: interquartile range relative to the median */
 	last_iqr = med > 0 ? (samples[(3 * iters) / 4] - samples[iters / 4]) / med : 0;
+	last_min = samples[0];
+	/* sender, noncontig, receiver: T_measured = sequence - 0-byte latency */
+	if (kind == B_SENDER || kind == B_NONCONTIG || kind == B_RECEIVER) {
+		med -= lat0;
+		last_min -= lat0_min;
+	}
 	*errs = pt_errors + e1;
 	if (*errs) {
 		fprintf(stderr,
@@ -542,6 +549,7 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 
 /* ---- output ---- */
 static FILE *csv;
+static double cur_rmin = NAN;	/* ratio from minima, for the next out_line */
 
 /*
  * @t0: the same benchmark without computation (NAN if not measured) and
@@ -551,20 +559,23 @@ static void out_line(const char *bench, size_t size, double comp, double tcomm,
 		     double tmeas, double ratio, int threads, long errs,
 		     double t0, double ratio0)
 {
-	char rs[32], r0s[32], t0s[32];
+	char rs[32], r0s[32], t0s[32], rms[32];
 
 	if (rank != 0)
 		return;
 	snprintf(rs, sizeof(rs), isnan(ratio) ? "-" : "%.3f", ratio);
 	snprintf(r0s, sizeof(r0s), isnan(ratio0) ? "-" : "%.3f", ratio0);
 	snprintf(t0s, sizeof(t0s), isnan(t0) ? "-" : "%.2f", t0);
-	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s %5.0f\n",
-	       bench, size, comp, tcomm, tmeas, rs, threads, errs, t0s, r0s, 100 * last_iqr);
+	snprintf(rms, sizeof(rms), isnan(cur_rmin) ? "-" : "%.3f", cur_rmin);
+	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s %5.0f %11.2f %8s\n",
+	       bench, size, comp, tcomm, tmeas, rs, threads, errs, t0s, r0s, 100 * last_iqr,
+	       last_min, rms);
 	fflush(stdout);
 	if (csv) {
-		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld,%s,%s,%.1f\n", bench, size, comp,
+		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld,%s,%s,%.1f,%.3f,%s\n", bench, size, comp,
 			tcomm, tmeas, isnan(ratio) ? "" : rs, threads, errs,
-			isnan(t0) ? "" : t0s, isnan(ratio0) ? "" : r0s, 100 * last_iqr);
+			isnan(t0) ? "" : t0s, isnan(ratio0) ? "" : r0s, 100 * last_iqr,
+			last_min, isnan(cur_rmin) ? "" : rms);
 		fflush(csv);
 	}
 }
@@ -785,7 +796,7 @@ int main(int argc, char **argv)
 			perror(csv_path);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
-		fprintf(csv, "bench,size,comp_us,tcomm_us,tmeasured_us,ratio,threads,errors,t0_us,ratio0,iqr_pct\n");
+		fprintf(csv, "bench,size,comp_us,tcomm_us,tmeasured_us,ratio,threads,errors,t0_us,ratio0,iqr_pct,tmin_us,ratio_min\n");
 	}
 
 	kmode = kprog_mode(kbuf, sizeof(kbuf));
@@ -828,6 +839,7 @@ int main(int argc, char **argv)
 
 		iters = it > LAT0_ROUNDS ? it : LAT0_ROUNDS;
 		lat0 = run_point(K_PINGPONG, 0, 0, &errs);
+		lat0_min = last_min;
 		iters = it;
 	}
 	done++;
@@ -837,15 +849,18 @@ int main(int argc, char **argv)
 	for (int s = 0; s < nsizes; s++) {
 		progress("base", sizes[s], done, total);
 		t_pp[s] = run_point(K_PINGPONG, sizes[s], 0, &errs);
+		m_pp[s] = last_min;
 		out_line("pingpong", sizes[s], 0, t_pp[s], t_pp[s], NAN, 0, errs, NAN, NAN);
 		done++;
 		if (want[B_NONCONTIG]) {
 			t_ppdt[s] = run_point(K_PINGPONG_DT, round_dt(sizes[s]), 0, &errs);
+			m_ppdt[s] = last_min;
 			out_line("pingpong-dt", round_dt(sizes[s]), 0, t_ppdt[s], t_ppdt[s], NAN, 0, errs, NAN, NAN);
 			done++;
 		}
 		if (want[B_CPU]) {
 			t_send[s] = run_point(K_SENDTIME, sizes[s], 0, &errs);
+			m_send[s] = last_min;
 			out_line("send", sizes[s], 0, t_send[s], t_send[s], NAN, 0, errs, NAN, NAN);
 			done++;
 		}
@@ -854,6 +869,7 @@ int main(int argc, char **argv)
 	}
 	/* every rank needs the T_comm values (comp-equal, auto grid) */
 	MPI_Bcast(&lat0, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+	MPI_Bcast(&lat0_min, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	MPI_Bcast(t_pp, nsizes, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	MPI_Bcast(t_ppdt, nsizes, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	MPI_Bcast(t_send, nsizes, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -880,8 +896,9 @@ int main(int argc, char **argv)
 			printf("# comp: %d given values\n", ncomps);
 		printf("# T0 = T_measured of the same benchmark without computation; ratio0 = eq. 1 with T_comm := T0 (extra column, not in the paper)\n");
 		printf("# iqr%% = interquartile range of the %d samples of T_measured, in %% of the median (noise indicator)\n", iters);
-		printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s %5s\n", "bench", "size", "T_comp", "T_comm",
-		       "T_measured", "ratio", "thr", "errors", "T0", "ratio0", "iqr%");
+		printf("# Tmin = smallest sample; ratio_min = eq. 1 from minima (Tmin, min ping-pong, min lat0): robust on a busy machine, not the paper's median\n");
+		printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s %5s %11s %8s\n", "bench", "size", "T_comp", "T_comm",
+		       "T_measured", "ratio", "thr", "errors", "T0", "ratio0", "iqr%", "Tmin", "ratio_min");
 		fflush(stdout);
 	}
 
@@ -906,10 +923,13 @@ int main(int argc, char **argv)
 			for (int c = 0; c < nc; c++) {
 				double comp = comp_equal ? tcomm : comps[c];
 				double tm = run_point(b, size, comp, &errs);
+				double mcomm = b == B_NONCONTIG ? m_ppdt[s] : b == B_CPU ? m_send[s] : m_pp[s];
 
+				cur_rmin = ratio_eq1(last_min, mcomm, comp);
 				out_line(bench_name[b], size, comp, tcomm, tm,
 					 ratio_eq1(tm, tcomm, comp), 0, errs, t0,
 					 ratio_eq1(tm, t0, comp));
+				cur_rmin = NAN;
 				done++;
 			}
 		}
@@ -928,8 +948,10 @@ int main(int argc, char **argv)
 				if (s == 0)
 					progress("nload", sizes[s], done, total);
 				tm = run_point(B_NLOAD, sizes[s], 0, &errs);
+				cur_rmin = m_pp[s] > 0 ? last_min / m_pp[s] : NAN;
 				out_line("nload", sizes[s], 0, t_pp[s], tm,
 					 t_pp[s] > 0 ? tm / t_pp[s] : NAN, n, errs, NAN, NAN);
+				cur_rmin = NAN;
 				done++;
 			}
 			atomic_store(&bg_stop, 1);
