@@ -192,6 +192,7 @@ int kprog_ring_alloc(struct kprog_ep *ep);
 void kprog_ring_free(struct kprog_ep *ep);
 void kprog_op_complete(struct kprog_op *op, const struct kprog_cqe *cqe);
 void kprog_ring_flush(struct kprog_ep *ep);
+bool kprog_ring_holds(struct kprog_ep *ep, u64 req_id);
 int kprog_ring_wait(struct kprog_ep *ep, s64 timeout_ns);
 __poll_t kprog_ring_poll(struct kprog_ep *ep, struct file *file,
 			 poll_table *wait);

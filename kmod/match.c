@@ -465,6 +465,9 @@ int kprog_probe(struct kprog_ep *ep, struct kprog_probe *pr)
  * @ep: joined endpoint
  * @req_id: the cookie of a posted operation of @ep
  *
+ * An operation whose completion is still in the ring or held back by an
+ * overflow, not yet consumed, counts as complete (EBUSY), not unknown.
+ *
  * Return: 0, -EBUSY or -ENOENT.
  */
 int kprog_cancel(struct kprog_ep *ep, u64 req_id)
@@ -473,7 +476,7 @@ int kprog_cancel(struct kprog_ep *ep, u64 req_id)
 	struct kprog_ep *m;
 	struct kprog_cqe c;
 	unsigned long flags;
-	bool ok = false;
+	bool ok = false, busy = false;
 
 	spin_lock_irqsave(&ep->olock, flags);
 	list_for_each_entry(it, &ep->ops, onode) {
@@ -483,9 +486,11 @@ int kprog_cancel(struct kprog_ep *ep, u64 req_id)
 			break;
 		}
 	}
+	if (!op)
+		busy = kprog_ring_holds(ep, req_id);
 	spin_unlock_irqrestore(&ep->olock, flags);
 	if (!op)
-		return -ENOENT;
+		return busy ? -EBUSY : -ENOENT;
 
 	m = op->mep;
 	spin_lock(&m->mlock);

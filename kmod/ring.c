@@ -62,6 +62,33 @@ static void kprog_ring_write(struct kprog_ep *ep, const struct kprog_cqe *cqe)
 }
 
 /**
+ * kprog_ring_holds() - is a completion for @req_id waiting to be consumed?
+ * @ep: endpoint; caller holds ep->olock
+ * @req_id: cookie
+ *
+ * Looks at the overflow list and the ring slots user space has not
+ * consumed yet (at most ring_entries of them, whatever head says).
+ *
+ * Return: true if one is found.
+ */
+bool kprog_ring_holds(struct kprog_ep *ep, u64 req_id)
+{
+	struct kprog_op *op;
+	u32 head = READ_ONCE(ep->hdr->head);
+	u32 n = min(ep->tail - head, ep->ring_entries);
+
+	list_for_each_entry(op, &ep->overflow, onode)
+		if (op->cqe.req_id == req_id)
+			return true;
+	while (n--) {
+		if (READ_ONCE(ep->cqes[(ep->tail - 1 - n) &
+				       (ep->ring_entries - 1)].req_id) == req_id)
+			return true;
+	}
+	return false;
+}
+
+/**
  * kprog_op_complete() - deliver the completion of an active operation
  * @op: operation; nothing happens unless it is on its owner's ops list
  * @cqe: its completion
