@@ -832,6 +832,50 @@ TEST_F_TIMEOUT(job2, readonly_args_change_nothing, 30)
 	munmap(m, pg);
 }
 
+
+/*
+ * Small transfers (eager into a posted receive, small synchronous sends)
+ * into a bad receive buffer: the receive completes with -EFAULT, the
+ * buffer is untouched, nothing crashes.
+ */
+TEST_F_TIMEOUT(job2, small_recv_bad_buffer_cqe_efault, 30)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *ro = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char m[64], b[64];
+	struct kprog_post ps, pr;
+	struct kprog_cqe c;
+	int pass;
+
+	ASSERT_NE(MAP_FAILED, ro);
+	memset(ro, 0x5a, 2 * pg);
+	ASSERT_EQ(0, mprotect(ro, pg, PROT_READ));
+	ASSERT_EQ(0, munmap(ro + pg, pg));
+	kp_fill(m, sizeof(m), 9, 0);
+	for (pass = 0; pass < 4; pass++) {
+		/* read-only or unmapped; eager or synchronous */
+		unsigned char *dst = pass & 1 ? ro + pg : ro;
+		__u32 fl = pass & 2 ? KPROG_SEND_SYNC : 0;
+
+		ASSERT_EQ(0, kp_recv(&self->e[0], 10 + pass, dst, sizeof(m), 1,
+				     4, 0, 0, &pr));
+		ASSERT_EQ(0, kp_send(&self->e[1], 1 + pass, m, sizeof(m), 0, 4,
+				     0, fl, &ps));
+		ASSERT_EQ(0, kp_complete(&self->e[0], &pr, &c, KP_TMO_MS));
+		EXPECT_EQ(-EFAULT, c.error) TH_LOG("pass %d", pass);
+		ASSERT_EQ(0, kp_complete(&self->e[1], &ps, &c, KP_TMO_MS));
+	}
+	EXPECT_EQ(-1, kp_check_byte(ro, pg, 0x5a));
+	/* the endpoints still work */
+	ASSERT_EQ(0, kp_recv(&self->e[0], 20, b, sizeof(b), 1, 4, 0, 0, &pr));
+	ASSERT_EQ(0, kp_send(&self->e[1], 21, m, sizeof(m), 0, 4, 0, 0, &ps));
+	ASSERT_EQ(0, kp_complete(&self->e[0], &pr, &c, KP_TMO_MS));
+	EXPECT_EQ(0, c.error);
+	EXPECT_EQ(-1, kp_check(b, sizeof(b), 9, 0));
+	munmap(ro, pg);
+}
+
 /* max_ops posted operations at once, then ENOBUFS. */
 TEST_F_TIMEOUT(job2, max_ops_enobufs, 120)
 {
