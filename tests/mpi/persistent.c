@@ -22,6 +22,14 @@ static int rank, size;
 static const int lens[NREQ] = { SMALL, LARGE, SYNC, SMALL, LARGE, SYNC };
 static const int tags[NREQ] = { 1, 2, 3, 1, 2, 3 };
 
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static void check_inactive(MPI_Request *rq, const char *what)
 {
 	MPI_Status st;
@@ -155,24 +163,35 @@ int main(int argc, char **argv)
 	}
 	/*
 	 * Ssend_init really is synchronous: rank 1 starts its receive 200 ms
-	 * late, so rank 0's Wait on its Ssend_init request must take that.
+	 * late, so rank 0's Wait on its Ssend_init request must return after
+	 * that (CLOCK_MONOTONIC is shared by the processes of a host).
 	 */
 	{
-		double t0;
+		double t[2] = { 0, 0 }, t_done;
 
 		MPI_Barrier(MPI_COMM_WORLD);
-		t0 = now_sec();
 		MPI_CHECK(MPI_Start(&rq[S_SYNC]));
-		if (rank == 1)
+		if (rank == 1) {
+			t[0] = mono();
 			sleep_ms(200);
+			t[1] = mono();
+		}
 		MPI_CHECK(MPI_Start(&rq[R_SYNC]));
 		MPI_CHECK(MPI_Wait(&rq[S_SYNC], &st[S_SYNC]));
-		if (rank == 0)
-			CHECK(now_sec() - t0 >= 0.15, "Ssend_init request "
-			      "completed after %.3f s, before the receiver "
-			      "started its receive (200 ms)", now_sec() - t0);
+		t_done = mono();
 		MPI_CHECK(MPI_Wait(&rq[R_SYNC], &st[R_SYNC]));
 		CHECK_STATUS(&st[R_SYNC], prev, tags[R_SYNC], SYNC, MPI_BYTE);
+		if (rank == 1)
+			MPI_CHECK(MPI_Send(t, 2, MPI_DOUBLE, 0, 50, MPI_COMM_WORLD));
+		if (rank == 0) {
+			MPI_CHECK(MPI_Recv(t, 2, MPI_DOUBLE, 1, 50, MPI_COMM_WORLD,
+					   MPI_STATUS_IGNORE));
+			CHECK(t_done >= t[1] && t_done - t[0] >= 0.15,
+			      "Ssend_init request completed %.1f ms after rank 1 "
+			      "started its 200 ms sleep, %.1f ms after it started "
+			      "the receive", (t_done - t[0]) * 1e3,
+			      (t_done - t[1]) * 1e3);
+		}
 	}
 	for (k = 0; k < NREQ; k++) {
 		MPI_CHECK(MPI_Request_free(&rq[k]));
