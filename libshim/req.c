@@ -20,7 +20,9 @@
 static struct kp_req *pool;
 static uint32_t pool_bump;	/* slots handed out at least once */
 static uint32_t free_head = KP_NO_REQ;
-static uint32_t dq_head = KP_NO_REQ, dq_tail = KP_NO_REQ;	/* deferred posts */
+static uint32_t dq_head[2] = { KP_NO_REQ, KP_NO_REQ };	/* deferred sends, receives */
+static uint32_t dq_tail[2] = { KP_NO_REQ, KP_NO_REQ };
+static uint32_t n_kernel_recv, recv_cap;	/* receives posted in the kernel, their cap */
 
 void kp_pool_init(void)
 {
@@ -164,6 +166,11 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 	int src = cqe->source;
 	bool cancelled = (cqe->flags & KPROG_CQE_CANCELLED) || cqe->error == -ECANCELED;
 
+	if (r->in_kernel) {
+		r->in_kernel = false;
+		n_kernel_recv--;
+	}
+
 	if (r->kind == KR_RECV) {
 		if (src >= 0 && src < kp.world_size && r->comm->w2c[src] >= 0)
 			src = r->comm->w2c[src];
@@ -248,15 +255,30 @@ static unsigned long ioc_of(struct kp_req *r)
 	return r->kind == KR_SEND ? KPROG_IOC_SEND : KPROG_IOC_RECV;
 }
 
+/*
+ * Posts the module refused (ENOBUFS: max_ops reached) wait in user space,
+ * one FIFO for sends and one for receives, so that sends stay in order
+ * among sends and receives among receives; a send never waits behind a
+ * receive (that could deadlock). Receives take at most 3/4 of max_ops in
+ * the kernel, so that sends always find room.
+ */
+
+static int q_of(const struct kp_req *r)
+{
+	return r->kind == KR_SEND ? 0 : 1;
+}
+
 static void dq_push(struct kp_req *r)
 {
+	int q = q_of(r);
+
 	r->state = RS_DEFERRED;
 	r->next_deferred = KP_NO_REQ;
-	if (dq_tail == KP_NO_REQ)
-		dq_head = slot_of(r);
+	if (dq_tail[q] == KP_NO_REQ)
+		dq_head[q] = slot_of(r);
 	else
-		pool[dq_tail].next_deferred = slot_of(r);
-	dq_tail = slot_of(r);
+		pool[dq_tail[q]].next_deferred = slot_of(r);
+	dq_tail[q] = slot_of(r);
 }
 
 static void fail_now(struct kp_req *r, int err)
@@ -270,25 +292,36 @@ static void fail_now(struct kp_req *r, int err)
 
 static void after_post(struct kp_req *r)
 {
+	r->state = RS_ACTIVE;
 	if (r->post.done) {
-		r->state = RS_ACTIVE;
 		kp_complete(r, &r->post.cqe);
-	} else {
-		r->state = RS_ACTIVE;
+	} else if (r->kind == KR_RECV) {
+		r->in_kernel = true;
+		n_kernel_recv++;
 	}
 }
 
-static void flush_deferred(void)
+static bool recv_room(void)
 {
-	while (dq_head != KP_NO_REQ) {
-		struct kp_req *r = &pool[dq_head];
-		int e = post_ioctl(r, ioc_of(r));
+	if (!recv_cap)
+		recv_cap = kp.max_ops > 4 ? kp.max_ops - kp.max_ops / 4 : 1;
+	return n_kernel_recv < recv_cap;
+}
 
+static void flush_queue(int q)
+{
+	while (dq_head[q] != KP_NO_REQ) {
+		struct kp_req *r = &pool[dq_head[q]];
+		int e;
+
+		if (q == 1 && !recv_room())
+			return;
+		e = post_ioctl(r, ioc_of(r));
 		if (e == ENOBUFS)
 			return;
-		dq_head = r->next_deferred;
-		if (dq_head == KP_NO_REQ)
-			dq_tail = KP_NO_REQ;
+		dq_head[q] = r->next_deferred;
+		if (dq_head[q] == KP_NO_REQ)
+			dq_tail[q] = KP_NO_REQ;
 		if (e)
 			fail_now(r, e);
 		else
@@ -296,17 +329,13 @@ static void flush_deferred(void)
 	}
 }
 
-/*
- * Post r->post. A post the module refuses for lack of slots waits in a
- * FIFO, and so does every later one, so that MPI's order is kept.
- */
 int kp_post(struct kp_req *r, unsigned long ioc)
 {
-	int e;
+	int q = q_of(r), e;
 
 	(void)ioc;
 	r->post.req_id = kp_req_id(r);
-	if (dq_head != KP_NO_REQ) {
+	if (dq_head[q] != KP_NO_REQ || (q == 1 && !recv_room())) {
 		dq_push(r);
 		return MPI_SUCCESS;
 	}
@@ -333,8 +362,10 @@ void kp_progress(void)
 		kp_sleep(0);
 		drain();
 	}
-	if (dq_head != KP_NO_REQ)
-		flush_deferred();
+	if (dq_head[0] != KP_NO_REQ)
+		flush_queue(0);
+	if (dq_head[1] != KP_NO_REQ)
+		flush_queue(1);
 }
 
 void kp_sleep(long timeout_ns)
@@ -349,7 +380,8 @@ void kp_cancel(struct kp_req *r)
 	struct kprog_cancel c;
 
 	if (r->state == RS_DEFERRED) {
-		uint32_t *pp = &dq_head, prev = KP_NO_REQ;
+		int q = q_of(r);
+		uint32_t *pp = &dq_head[q], prev = KP_NO_REQ;
 		struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1, .tag = r->tag,
 					 .error = -ECANCELED, .flags = KPROG_CQE_CANCELLED };
 
@@ -360,8 +392,8 @@ void kp_cancel(struct kp_req *r)
 		if (*pp == KP_NO_REQ)
 			return;
 		*pp = r->next_deferred;
-		if (dq_tail == slot_of(r))
-			dq_tail = prev;
+		if (dq_tail[q] == slot_of(r))
+			dq_tail[q] = prev;
 		r->state = RS_ACTIVE;
 		kp_complete(r, &cqe);
 		return;
@@ -375,7 +407,7 @@ void kp_cancel(struct kp_req *r)
 
 bool kp_deferred_pending(void)
 {
-	return dq_head != KP_NO_REQ;
+	return dq_head[0] != KP_NO_REQ || dq_head[1] != KP_NO_REQ;
 }
 
 bool kp_outstanding_internal(void)

@@ -97,6 +97,7 @@ struct kp_req {
 	bool internal;		/* no user handle (Bsend copies) */
 	bool proc_null;
 	bool mrecv;		/* receive of a dequeued message */
+	bool in_kernel;		/* a posted receive counted in n_kernel_recv */
 	struct kp_comm *comm;
 	void *buf;
 	int count;

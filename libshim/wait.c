@@ -423,9 +423,10 @@ static int some_pass(struct mix *m, MPI_Request *reqs, int *indices, MPI_Status 
 			for (j = 0; j < o; j++) {
 				int sj = m->subidx[j];
 
+				/* Testsome's statuses follow its indices, not the array */
 				if (st != MPI_STATUSES_IGNORE)
-					st[k] = m->subst[sj];
-				errs[k] = subrc == MPI_ERR_IN_STATUS ? m->subst[sj].MPI_ERROR : subrc;
+					st[k] = m->subst[j];
+				errs[k] = subrc == MPI_ERR_IN_STATUS ? m->subst[j].MPI_ERROR : subrc;
 				indices[k++] = m->map[sj];
 			}
 		}
