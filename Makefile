@@ -34,7 +34,7 @@ demo: setup
 	scripts/demo
 
 checkpatch:
-	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f kmod/*.c kmod/*.h include/uapi/linux/kprog.h
+	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f $$(git ls-files "kmod/*.[ch]" include/uapi/linux/kprog.h)
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
