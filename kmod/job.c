@@ -43,12 +43,12 @@ static struct kprog_job *kprog_job_find(u64 key)
 static struct kprog_job *kprog_job_create(const struct kprog_join *j,
 					  u32 eager_limit)
 {
-	struct kprog_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
+	struct kprog_job *job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
 
 	if (!job)
 		return NULL;
-	job->ranks = kvcalloc(j->size, sizeof(*job->ranks), GFP_KERNEL);
-	job->left = bitmap_zalloc(j->size, GFP_KERNEL);
+	job->ranks = kvcalloc(j->size, sizeof(*job->ranks), GFP_KERNEL_ACCOUNT);
+	job->left = bitmap_zalloc(j->size, GFP_KERNEL_ACCOUNT);
 	if (!job->ranks || !job->left) {
 		kvfree(job->ranks);
 		bitmap_free(job->left);
