@@ -97,7 +97,8 @@ struct kprog_iov {
  *
  * Errors: EINVAL (bad rank, tag, context, flags), EFAULT (unreadable iov
  * array or, for an eager send, unreadable buffer), ENOBUFS (max_ops
- * reached), ECONNRESET (the destination rank has left the job).
+ * reached), ECONNRESET (the destination rank has not joined the job or
+ * has left it).
  */
 #define KPROG_POST_IOV		(1U << 0)
 #define KPROG_SEND_SYNC		(1U << 1)
