@@ -17,6 +17,9 @@
  *     MPI_ANY_TAG) and then a blocking Recv, rank 1 has 17001 Isends
  *     outstanding; receive i must get message i (posts the shim defers
  *     must keep their order), the blocking Recv the last one
+ *  5  ranks 0 and 1 both first post 17000 Irecvs (more than max_ops) and
+ *     only then 17000 Isends to each other: a legal program that deadlocks
+ *     if the receives take every slot and the sends wait behind them
  */
 #include "check.h"
 
@@ -288,6 +291,41 @@ static void phase4(void)
 	free(rq);
 }
 
+static void phase5(void)
+{
+	int32_t *rb, *sb;
+	MPI_Request *rq;
+	MPI_Status *st;
+	int i, peer = 1 - rank;
+
+	if (rank > 1)
+		return;
+	rb = xmalloc(sizeof(*rb) * N4);
+	sb = xmalloc(sizeof(*sb) * N4);
+	rq = xmalloc(sizeof(*rq) * 2 * N4);
+	st = xmalloc(sizeof(*st) * 2 * N4);
+	for (i = 0; i < N4; i++) {
+		rb[i] = -1;
+		MPI_CHECK(MPI_Irecv(&rb[i], 1, MPI_INT32_T, peer, i % 7,
+				    MPI_COMM_WORLD, &rq[i]));
+	}
+	for (i = 0; i < N4; i++) {
+		sb[i] = i * 2 + rank;
+		MPI_CHECK(MPI_Isend(&sb[i], 1, MPI_INT32_T, peer, i % 7,
+				    MPI_COMM_WORLD, &rq[N4 + i]));
+	}
+	MPI_CHECK(MPI_Waitall(2 * N4, rq, st));
+	for (i = 0; i < N4; i++) {
+		CHECK(rb[i] == i * 2 + peer, "phase 5: receive %d got %d, "
+		      "expected %d", i, rb[i], i * 2 + peer);
+		CHECK_STATUS(&st[i], peer, i % 7, 1, MPI_INT32_T);
+	}
+	free(rb);
+	free(sb);
+	free(rq);
+	free(st);
+}
+
 int main(int argc, char **argv)
 {
 	test_init(&argc, &argv, "many", 2, &rank, &size);
@@ -298,5 +336,7 @@ int main(int argc, char **argv)
 	phase3();
 	MPI_Barrier(MPI_COMM_WORLD);
 	phase4();
+	MPI_Barrier(MPI_COMM_WORLD);
+	phase5();
 	return test_finish();
 }
