@@ -4,11 +4,12 @@
  *
  * Locking, outermost first:
  *   kprog_jobs_mutex   job registry, JOIN and endpoint departure
- *   ep->mlock          the endpoint's matching queues (it as receiver)
- *   job->lock          job->ranks[]
+ *   ep->mlock          the endpoint's matching queues (it as receiver);
+ *                      process context only, never two at a time
  *   ep->olock          the endpoint's own operations, overflow list, ring
  *                      (irq-safe: completions may come from any context)
- * ep->mlock is only taken in process context and never two at a time.
+ * job->lock (job->ranks[]) is a leaf taken with no other spinlock held.
+ * Operations are never freed under a spinlock (see kprog_op_put()).
  */
 #ifndef _KPROG_INTERNAL_H
 #define _KPROG_INTERNAL_H

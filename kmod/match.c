@@ -8,11 +8,13 @@
  * match locks, and in-order queues give MPI's non-overtaking rule.
  *
  * Eager sends are copied into a kernel buffer in the sender's context and
- * complete at once. If a receive is already posted the buffer is handed to
- * the transport like a rendezvous (one extra copy, but the sender never
- * touches the receiver's address space); otherwise it waits in the
- * unexpected queue and the receive copies it out in its own context.
- * Eager messages stay deliverable after their sender has gone.
+ * complete at once. If a receive is already posted, the buffer goes to the
+ * transport like a rendezvous source; being small, it is copied at once in
+ * the sender's context (&kprog_transport.run). Otherwise it waits in the
+ * unexpected queue, charged to the receiver's eager quota, and the receive
+ * copies it out in its own context. Over quota, a send goes by rendezvous.
+ * Eager messages stay deliverable after their sender has gone; rendezvous
+ * sends of a departed sender are withdrawn.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
