@@ -618,6 +618,7 @@ void kprog_match_ep_gone(struct kprog_ep *ep)
 			kprog_op_put(op);
 		/* Matched ops complete (into nothing) through their transfer. */
 		kprog_op_put(op);
+		cond_resched();
 	}
 
 	/* Receives elsewhere that wait for us would wait forever. */
@@ -645,5 +646,6 @@ void kprog_match_ep_gone(struct kprog_ep *ep)
 			kprog_op_put(op);
 		}
 		kprog_ep_put(y);
+		cond_resched();
 	}
 }
