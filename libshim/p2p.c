@@ -368,13 +368,16 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 	return MPI_SUCCESS;
 }
 
-/* Wait for r, copy its status (MPI_ERROR included) and free it. */
+/*
+ * Wait for r, copy its status and free it. Like Open MPI, a single status
+ * keeps its MPI_ERROR field (MPI 4.0 3.2.5); the error is the return code.
+ */
 static int finish_blocking(struct kp_req *r, MPI_Status *status)
 {
 	int rc;
 
 	kp_wait_one(r);
-	kp_status_copy(status, r, true);
+	kp_status_copy(status, r, false);
 	rc = r->err;
 	kp_req_release(r);
 	return rc;
@@ -495,7 +498,6 @@ static void status_proc_null(MPI_Status *st)
 		return;
 	st->MPI_SOURCE = MPI_PROC_NULL;
 	st->MPI_TAG = MPI_ANY_TAG;
-	st->MPI_ERROR = MPI_SUCCESS;
 	st->_cancelled = 0;
 	st->_ucount = 0;
 }
@@ -520,7 +522,6 @@ static int probe_once(struct kp_comm *c, int source, int tag, unsigned int flags
 		st->MPI_SOURCE = p.out_source >= 0 && p.out_source < kp.world_size &&
 				 c->w2c[p.out_source] >= 0 ? c->w2c[p.out_source] : p.out_source;
 		st->MPI_TAG = p.out_tag;
-		st->MPI_ERROR = MPI_SUCCESS;
 		st->_cancelled = 0;
 		st->_ucount = p.bytes;
 	}
@@ -609,8 +610,7 @@ static struct kp_req *new_msg(struct kp_comm *c)
 static void msg_found(struct kp_req *m, MPI_Status *st, MPI_Message *message)
 {
 	m->state = RS_COMPLETE;
-	if (st != MPI_STATUS_IGNORE)
-		*st = m->status;
+	kp_status_copy(st, m, false);
 	*message = (MPI_Message)(void *)m;
 }
 

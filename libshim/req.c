@@ -133,8 +133,7 @@ void kp_status_empty(MPI_Status *st)
 		return;
 	st->MPI_SOURCE = MPI_ANY_SOURCE;
 	st->MPI_TAG = MPI_ANY_TAG;
-	st->MPI_ERROR = MPI_SUCCESS;
-	st->_cancelled = 0;
+	st->_cancelled = 0;	/* MPI_ERROR kept, as Open MPI does */
 	st->_ucount = 0;
 }
 
