@@ -25,6 +25,8 @@ static void kprog_ep_release(struct kref *ref)
 {
 	struct kprog_ep *ep = container_of(ref, struct kprog_ep, ref);
 
+	/* Every op returned its slot and iovec entries before it let go. */
+	WARN_ON_ONCE(ep->nr_ops || ep->iov_total);
 	kprog_ring_free(ep);
 	if (ep->job)
 		kprog_job_put(ep->job);
@@ -114,18 +116,19 @@ void kprog_op_put(struct kprog_op *op)
 }
 
 /**
- * kprog_op_uncharge() - return an operation slot of @ep
- * @ep: the owner endpoint
+ * kprog_op_uncharge() - return the operation slot and iovec entries of @op
+ * @op: operation of its owner, not on the owner's lists
  *
  * For operations that end without a ring entry (failed or completed at
  * post time).
  */
-void kprog_op_uncharge(struct kprog_ep *ep)
+void kprog_op_uncharge(struct kprog_op *op)
 {
+	struct kprog_ep *ep = op->owner;
 	unsigned long flags;
 
 	spin_lock_irqsave(&ep->olock, flags);
-	ep->nr_ops--;
+	kprog_op_release_slot(ep, op);
 	spin_unlock_irqrestore(&ep->olock, flags);
 }
 
@@ -199,9 +202,10 @@ static int kprog_op_import(struct kprog_op *op, const struct kprog_post *p)
  * @post: the validated request; addresses are in current's mm
  * @is_send: a send rather than a receive
  *
- * Charges one of the endpoint's max_ops slots (ENOBUFS), copies the iovec
- * array, references the poster's mm and @ep. The caller either activates
- * the op or uncharges and puts it.
+ * Copies the iovec array, charges one of the endpoint's max_ops slots and
+ * the array's entries against max_iov_total (ENOBUFS), references the
+ * poster's mm and @ep. The caller either activates the op or uncharges and
+ * puts it.
  *
  * Return: the op with one reference, or an ERR_PTR.
  */
@@ -210,6 +214,7 @@ struct kprog_op *kprog_op_create(struct kprog_ep *ep,
 {
 	struct kprog_op *op;
 	unsigned long flags;
+	u32 charge;
 	int err;
 
 	if (!current->mm)
@@ -231,13 +236,18 @@ struct kprog_op *kprog_op_create(struct kprog_ep *ep,
 	if (err)
 		goto err_free;
 
+	/* Only an allocated iovec array is charged, as many entries as it has. */
+	charge = op->iov != &op->iov_inline ? post->len : 0;
 	spin_lock_irqsave(&ep->olock, flags);
-	if (ep->nr_ops >= kprog_max_ops) {
+	if (ep->nr_ops >= kprog_max_ops ||
+	    ep->iov_total + charge > kprog_max_iov_total) {
 		spin_unlock_irqrestore(&ep->olock, flags);
 		err = -ENOBUFS;
 		goto err_free;
 	}
 	ep->nr_ops++;
+	ep->iov_total += charge;
+	op->iov_charge = charge;
 	spin_unlock_irqrestore(&ep->olock, flags);
 
 	kprog_ep_get(ep);

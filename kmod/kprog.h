@@ -15,6 +15,8 @@
 #define _KPROG_INTERNAL_H
 
 #include <linux/types.h>
+#include <linux/bug.h>
+#include <linux/lockdep.h>
 #include <linux/list.h>
 #include <linux/llist.h>
 #include <linux/spinlock.h>
@@ -36,6 +38,7 @@ extern unsigned int kprog_eager_limit;
 extern unsigned int kprog_eager_quota;
 extern unsigned int kprog_max_ops;
 extern unsigned int kprog_max_iov;
+extern unsigned int kprog_max_iov_total;
 extern unsigned int kprog_ring_entries;
 extern unsigned int kprog_max_job_size;
 
@@ -78,7 +81,8 @@ enum kprog_op_olist {
 
 /*
  * A posted send or receive. An eager send that completed at post time
- * lives on as the buffered message (owner NULL, kbuf holds the data).
+ * lives on as the buffered message (owner NULL, kbuf holds the data, its
+ * iovec array is freed and uncharged).
  *
  * References: one while on an owner list (or held by the posting ioctl
  * before that), one while on a matching queue of mep, one per transfer.
@@ -104,8 +108,9 @@ struct kprog_op {
 	u64 charge;			/* eager bytes charged at mep */
 	struct mm_struct *mm;		/* mmgrab()ed poster's mm */
 	void *kbuf;			/* eager payload */
-	struct kprog_iov *iov;		/* non-empty segments */
+	struct kprog_iov *iov;		/* non-empty segments; none if eager */
 	u32 nr_iov;
+	u32 iov_charge;			/* entries charged at owner; fixed */
 	struct kprog_iov iov_inline;
 	struct kprog_cqe cqe;		/* while on owner->overflow */
 };
@@ -130,6 +135,7 @@ struct kprog_ep {
 	struct list_head ops;		/* KPROG_OL_ACTIVE */
 	struct list_head overflow;	/* KPROG_OL_OVERFLOW */
 	u32 nr_ops;			/* charged ops, <= kprog_max_ops */
+	u32 iov_total;			/* their iov_charge, <= kprog_max_iov_total */
 	atomic_t xfers;			/* transfers that may touch our memory */
 
 	/* Completion ring, allocated by JOIN. */
@@ -168,7 +174,24 @@ static inline struct kprog_job *kprog_ep_job(struct kprog_ep *ep)
 struct kprog_op *kprog_op_create(struct kprog_ep *ep,
 				 const struct kprog_post *post, bool is_send);
 void kprog_op_put(struct kprog_op *op);
-void kprog_op_uncharge(struct kprog_ep *ep);
+void kprog_op_uncharge(struct kprog_op *op);
+
+/**
+ * kprog_op_release_slot() - return the max_ops slot and iovec entries of @op
+ * @ep: its owner, olock held
+ * @op: operation leaving the owner's lists (or never put on them)
+ *
+ * Exactly once per op that kprog_op_create() returned.
+ */
+static inline void kprog_op_release_slot(struct kprog_ep *ep,
+					 struct kprog_op *op)
+{
+	lockdep_assert_held(&ep->olock);
+	ep->nr_ops--;
+	WARN_ON_ONCE(ep->iov_total < op->iov_charge);
+	ep->iov_total -= op->iov_charge;
+}
+
 void kprog_op_activate(struct kprog_op *op);
 int kprog_op_copy_in(struct kprog_op *op);
 int kprog_ep_init(void);

@@ -33,6 +33,11 @@ unsigned int kprog_max_iov = 1024;
 module_param_named(max_iov, kprog_max_iov, uint, 0444);
 MODULE_PARM_DESC(max_iov, "Most kprog_iov entries per post (default 1024)");
 
+unsigned int kprog_max_iov_total = 65536;
+module_param_named(max_iov_total, kprog_max_iov_total, uint, 0444);
+MODULE_PARM_DESC(max_iov_total,
+		 "kprog_iov entries held by an endpoint's operations, >= max_iov (default 65536, 1 MiB)");
+
 unsigned int kprog_ring_entries = 1024;
 module_param_named(ring_entries, kprog_ring_entries, uint, 0444);
 MODULE_PARM_DESC(ring_entries,
@@ -217,6 +222,11 @@ static int kprog_check_params(void)
 	}
 	if (!kprog_max_iov || kprog_max_iov > 65536) {
 		pr_err("kprog: max_iov must be in [1, 65536]\n");
+		return -EINVAL;
+	}
+	if (kprog_max_iov_total < kprog_max_iov ||
+	    kprog_max_iov_total > (1U << 24)) {
+		pr_err("kprog: max_iov_total must be in [max_iov, 16777216]\n");
 		return -EINVAL;
 	}
 	if (!kprog_max_job_size || kprog_max_job_size > (1U << 20)) {

@@ -134,6 +134,22 @@ bool kprog_xfer_aborted(const struct kprog_xfer *x)
 	return READ_ONCE(x->rop->owner->dead);
 }
 
+/*
+ * An eager op's data is in kbuf from now on: detach its iovec array for the
+ * caller to free, before the op is visible to any receiver. Its entries are
+ * uncharged with the op's slot in kprog_send_done_now().
+ */
+static struct kprog_iov *kprog_eager_take_iov(struct kprog_op *op)
+{
+	struct kprog_iov *iov = op->iov;
+
+	if (iov == &op->iov_inline)
+		return NULL;
+	op->iov = &op->iov_inline;
+	op->nr_iov = 0;
+	return iov;
+}
+
 /* The sender's part of a send that completed at post time. */
 static void kprog_send_done_now(struct kprog_op *op, struct kprog_post *p)
 {
@@ -141,7 +157,7 @@ static void kprog_send_done_now(struct kprog_op *op, struct kprog_post *p)
 
 	p->done = 1;
 	kprog_cqe_fill(&p->cqe, op, op->peer, op->tag, op->len, 0);
-	kprog_op_uncharge(ep);
+	kprog_op_uncharge(op);
 	/* Nobody reads owner or mm of an eager op; see kprog_xfer_aborted(). */
 	op->owner = NULL;
 	mmdrop(op->mm);
@@ -161,6 +177,7 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	struct kprog_job *job = ep->job;
 	struct kprog_op *op, *r = NULL, *it;
 	struct kprog_ep *dst;
+	struct kprog_iov *drop_iov = NULL;
 	struct kprog_xfer *x;
 	void *drop = NULL;
 	bool eager, wake = false;
@@ -210,7 +227,9 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	if (r) {
 		list_del_init(&r->qnode);
 		op->eager = eager;
-		if (!eager)
+		if (eager)
+			drop_iov = kprog_eager_take_iov(op);
+		else
 			kprog_op_activate(op);
 		refcount_inc(&op->ref);
 		kprog_xfer_setup(x, op, r);
@@ -225,6 +244,7 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 		if (eager) {
 			op->charge = charge;
 			dst->eager_bytes += charge;
+			drop_iov = kprog_eager_take_iov(op);
 		} else {
 			kprog_op_activate(op);
 		}
@@ -238,6 +258,7 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	/* A rendezvous op is now owned by its list: do not touch it. */
 
 	kvfree(drop);
+	kvfree(drop_iov);
 	if (wake)
 		wake_up(&dst->wq);
 	p->done = 0;
@@ -254,7 +275,7 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 err_x:
 	kfree(x);
 err_op:
-	kprog_op_uncharge(ep);
+	kprog_op_uncharge(op);
 	kprog_op_put(op);
 	return err;
 }
@@ -379,14 +400,14 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 	} else {
 		kprog_cqe_fill(&p->cqe, op, p->peer, p->tag, 0, -ECONNRESET);
 	}
-	kprog_op_uncharge(ep);
+	kprog_op_uncharge(op);
 	kprog_op_put(op);
 	return 0;
 
 err_x:
 	kfree(x);
 err_op:
-	kprog_op_uncharge(ep);
+	kprog_op_uncharge(op);
 	kprog_op_put(op);
 	return err;
 }
@@ -569,7 +590,7 @@ void kprog_match_ep_gone(struct kprog_ep *ep)
 	list_splice_init(&ep->overflow, &q);
 	list_for_each_entry(op, &q, onode) {
 		op->olist = KPROG_OL_NONE;
-		ep->nr_ops--;
+		kprog_op_release_slot(ep, op);
 	}
 	spin_unlock_irqrestore(&ep->olock, flags);
 	list_for_each_entry_safe(op, tmp, &q, onode) {
@@ -599,7 +620,7 @@ void kprog_match_ep_gone(struct kprog_ep *ep)
 		if (op) {
 			list_del_init(&op->onode);
 			op->olist = KPROG_OL_NONE;
-			ep->nr_ops--;
+			kprog_op_release_slot(ep, op);
 		}
 		spin_unlock_irqrestore(&ep->olock, flags);
 		if (!op)

@@ -110,11 +110,11 @@ void kprog_op_complete(struct kprog_op *op, const struct kprog_cqe *cqe)
 	list_del_init(&op->onode);
 	if (ep->closed) {
 		op->olist = KPROG_OL_NONE;
-		ep->nr_ops--;
+		kprog_op_release_slot(ep, op);
 	} else if (list_empty(&ep->overflow) && kprog_ring_room(ep)) {
 		kprog_ring_write(ep, cqe);
 		op->olist = KPROG_OL_NONE;
-		ep->nr_ops--;
+		kprog_op_release_slot(ep, op);
 	} else {
 		/* The op keeps its slot, which bounds the overflow list. */
 		op->cqe = *cqe;
@@ -149,7 +149,7 @@ void kprog_ring_flush(struct kprog_ep *ep)
 		kprog_ring_write(ep, &op->cqe);
 		list_move_tail(&op->onode, &done);
 		op->olist = KPROG_OL_NONE;
-		ep->nr_ops--;
+		kprog_op_release_slot(ep, op);
 	}
 	if (list_empty(&ep->overflow))
 		WRITE_ONCE(ep->hdr->overflow, 0);

@@ -910,4 +910,122 @@ TEST_F_TIMEOUT(job2, max_ops_enobufs, 120)
 			     NULL));
 }
 
+/*
+ * max_iov_total: iovec entries held by one endpoint's operations. Posts
+ * with max_iov-entry arrays fill it after floor(max_iov_total / max_iov),
+ * then ENOBUFS; single-buffer posts are not charged; entries come back on
+ * cancel, on completion and, for eager sends, at post time.
+ */
+TEST_F_TIMEOUT(job2, max_iov_total_enobufs, 120)
+{
+	__u32 max = self->e[0].j.max_iov, max_ops = self->e[0].j.max_ops;
+	long long total = kp_param("max_iov_total");
+	long long quota = kp_param("eager_quota");
+	struct kprog_post p, ps;
+	struct kprog_cqe c;
+	struct kprog_iov *iov;
+	unsigned char *rb, *sb;
+	__u32 i, n, rem;
+	int ret;
+
+	ASSERT_LE((long long)max, total) TH_LOG("max_iov_total %lld", total);
+	n = total / max;
+	rem = total % max;
+	if (n + 2 > max_ops)
+		SKIP(return, "max_ops %u reached before max_iov_total %lld",
+		     max_ops, total);
+	if (n > (1u << 20))
+		SKIP(return, "max_iov_total %lld too large to exhaust", total);
+	iov = calloc(max, sizeof(*iov));
+	rb = calloc(1, max);
+	sb = malloc(max);
+	ASSERT_NE(NULL, iov);
+	ASSERT_NE(NULL, rb);
+	ASSERT_NE(NULL, sb);
+	kp_fill(sb, max, 31, 0);
+	for (i = 0; i < max; i++) {
+		iov[i].base = (__u64)(uintptr_t)&rb[i];
+		iov[i].len = 1;
+	}
+
+	for (i = 0; i < n; i++) {
+		ret = kp_recv(&self->e[0], 1000 + i, iov, max, 1, 100 + i, 0,
+			      KPROG_POST_IOV, &p);
+		ASSERT_EQ(0, ret) TH_LOG("recv %u of %u: %s", i, n,
+					 kp_strerr(ret));
+		ASSERT_EQ(0, p.done);
+	}
+	EXPECT_EQ(-ENOBUFS, kp_recv(&self->e[0], 1, iov, max, 1, 1, 0,
+				    KPROG_POST_IOV, NULL));
+	EXPECT_EQ(-ENOBUFS, kp_send(&self->e[0], 1, iov, max, 1, 1, 0,
+				    KPROG_POST_IOV, NULL));
+	/* exactly what is left fits, one entry more does not */
+	EXPECT_EQ(-ENOBUFS, kp_recv(&self->e[0], 2, iov, rem + 1, 1, 2, 0,
+				    KPROG_POST_IOV, NULL));
+	if (rem) {
+		ASSERT_EQ(0, kp_recv(&self->e[0], 3, iov, rem, 1, 3, 0,
+				     KPROG_POST_IOV, &p));
+		EXPECT_EQ(-ENOBUFS, kp_recv(&self->e[0], 4, iov, 1, 1, 4, 0,
+					    KPROG_POST_IOV, NULL));
+		ASSERT_EQ(0, kp_cancel(&self->e[0], 3));
+		ASSERT_EQ(0, kp_wait_cqe(&self->e[0], 3, &c, KP_TMO_MS));
+		EXPECT_EQ(-ECANCELED, c.error);
+	}
+	/* a single buffer carries no iovec array and is not charged */
+	ASSERT_EQ(0, kp_recv(&self->e[0], 5, rb, max, 1, 5, 0, 0, &p));
+	ASSERT_EQ(0, kp_cancel(&self->e[0], 5));
+	ASSERT_EQ(0, kp_wait_cqe(&self->e[0], 5, &c, KP_TMO_MS));
+
+	/* cancel returns the entries */
+	ASSERT_EQ(0, kp_cancel(&self->e[0], 1000));
+	ASSERT_EQ(0, kp_wait_cqe(&self->e[0], 1000, &c, KP_TMO_MS));
+	EXPECT_EQ(-ECANCELED, c.error);
+	ASSERT_EQ(0, kp_recv(&self->e[0], 6, iov, max, 1, 6, 0,
+			     KPROG_POST_IOV, &p));
+	EXPECT_EQ(-ENOBUFS, kp_recv(&self->e[0], 7, iov, max, 1, 7, 0,
+				    KPROG_POST_IOV, NULL));
+
+	/* so does completion */
+	if (n > 1) {
+		ASSERT_EQ(0, kp_send(&self->e[1], 8, sb, max, 0, 101, 0, 0,
+				     &ps));
+		ASSERT_EQ(0, kp_wait_cqe(&self->e[0], 1001, &c, KP_TMO_MS));
+		EXPECT_EQ(0, c.error);
+		EXPECT_EQ(max, c.bytes);
+		EXPECT_EQ(0, memcmp(sb, rb, max));
+		ASSERT_EQ(0, kp_complete(&self->e[1], &ps, &c, KP_TMO_MS));
+		EXPECT_EQ(0, c.error);
+		ASSERT_EQ(0, kp_recv(&self->e[0], 9, iov, max, 1, 9, 0,
+				     KPROG_POST_IOV, &p));
+		EXPECT_EQ(-ENOBUFS, kp_recv(&self->e[0], 10, iov, max, 1, 10,
+					    0, KPROG_POST_IOV, NULL));
+	}
+
+	/* buffered eager sends give their entries back at post time */
+	if (max <= kp_eager(&self->e[1]) && n + 100 < 0x7000 &&
+	    (long long)(n + 1) * (max + 256) <= quota) {
+		for (i = 0; i <= n; i++) {
+			ret = kp_send(&self->e[1], 2000 + i, iov, max, 0,
+				      0x7000, 0, KPROG_POST_IOV, &ps);
+			ASSERT_EQ(0, ret) TH_LOG("eager send %u of %u: %s", i,
+						 n + 1, kp_strerr(ret));
+			EXPECT_EQ(1, ps.done);
+			EXPECT_EQ(0, ps.cqe.error);
+		}
+		/* and the buffered messages are still delivered */
+		ASSERT_EQ(0, kp_recv(&self->e[0], 11, sb, max, 1, 0x7000, 0, 0,
+				     &p));
+		ASSERT_EQ(0, kp_complete(&self->e[0], &p, &c, KP_TMO_MS));
+		EXPECT_EQ(0, c.error);
+		EXPECT_EQ(max, c.bytes);
+		EXPECT_EQ(0, memcmp(sb, rb, max));
+	}
+	/* the other endpoint has its own budget */
+	EXPECT_EQ(0, kp_recv(&self->e[1], 12, iov, max, 0, 12, 0,
+			     KPROG_POST_IOV, NULL));
+	free(iov);
+	free(rb);
+	free(sb);
+}
+
 TEST_HARNESS_MAIN

@@ -96,9 +96,9 @@ struct kprog_iov {
  * @peer and @tag are ignored (ENOENT if no such message).
  *
  * Errors: EINVAL (bad rank, tag, context, flags), EFAULT (unreadable iov
- * array or, for an eager send, unreadable buffer), ENOBUFS (max_ops
- * reached), ECONNRESET (the destination rank has not joined the job or
- * has left it).
+ * array or, for an eager send, unreadable buffer), ENOBUFS (max_ops or
+ * max_iov_total reached), ECONNRESET (the destination rank has not joined
+ * the job or has left it).
  */
 #define KPROG_POST_IOV		(1U << 0)
 #define KPROG_SEND_SYNC		(1U << 1)
