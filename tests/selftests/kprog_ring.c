@@ -322,25 +322,6 @@ TEST_F_TIMEOUT(pair, wait_woken_by_completion, 30)
 	EXPECT_EQ(16, c.bytes);
 }
 
-static void on_usr1(int sig)
-{
-	(void)sig;
-}
-
-struct kicker {
-	pthread_t target;
-	int ms;
-};
-
-static void *kick_fn(void *arg)
-{
-	struct kicker *k = arg;
-
-	usleep(k->ms * 1000);
-	pthread_kill(k->target, SIGUSR1);
-	return NULL;
-}
-
 TEST_F_TIMEOUT(pair, wait_eintr, 30)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };

@@ -582,4 +582,28 @@ static inline const char *kp_strerr(int neg)
 	return strerror(neg < 0 ? -neg : neg);
 }
 
+/*
+ * Interrupts a thread blocked in the module after @ms, to check that sleeps
+ * in the kernel return EINTR: install on_usr1 without SA_RESTART, start
+ * kick_fn on a struct kicker naming the thread.
+ */
+static inline void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct kicker {
+	pthread_t target;
+	int ms;
+};
+
+static inline void *kick_fn(void *arg)
+{
+	struct kicker *k = arg;
+
+	usleep(k->ms * 1000);
+	pthread_kill(k->target, SIGUSR1);
+	return NULL;
+}
+
 #endif /* KPROG_TEST_H */
