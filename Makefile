@@ -3,10 +3,13 @@
 # `make demo` runs the short overlap benchmark with and without kprog in
 # the VM. Both call scripts/setup first, so they work on a fresh machine.
 
-KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
+ifeq ($(KVER),)
+KVER = $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
 	  [ -e /lib/modules/$$v/build/Makefile ] && echo $$v; done | sort -V | tail -n1)
+endif
 KDIR ?= /lib/modules/$(KVER)/build
-export KVER KDIR
+# Not exported: `make check` on a fresh machine computes these before
+# scripts/setup has installed the headers; sub-makes compute them afresh.
 
 USER_DIRS := libshim bench tests/selftests tests/mpi
 
@@ -18,6 +21,7 @@ setup:
 	scripts/setup
 
 module:
+	@[ -f $(KDIR)/Makefile ] || { echo "no kernel headers in $(KDIR): run scripts/setup" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 user: $(USER_DIRS)
