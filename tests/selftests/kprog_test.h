@@ -366,6 +366,21 @@ static inline int kp_has_cqe(struct kp_ep *e, __u64 req_id, long long ms)
 	return 1;
 }
 
+/*
+ * The ioctl, with the argument struct copied to @out (if any) whether it
+ * failed or not, so tests can check that a failing call changed nothing.
+ * 0 or -errno.
+ */
+static inline int kp_ioctl_out(int fd, unsigned long cmd, void *arg,
+			       void *out, size_t size)
+{
+	int ret = ioctl(fd, cmd, arg) ? -errno : 0;
+
+	if (out)
+		memcpy(out, arg, size);
+	return ret;
+}
+
 static inline int kp_post(struct kp_ep *e, unsigned long cmd, __u64 req_id,
 			  const void *addr, __u64 len, __u32 ctx, __s32 peer,
 			  __s32 tag, __u32 flags, struct kprog_post *out)
@@ -381,16 +396,7 @@ static inline int kp_post(struct kp_ep *e, unsigned long cmd, __u64 req_id,
 	p.tag = tag;
 	p.flags = flags;
 	p.done = 0xdeadbeef;	/* must be overwritten */
-	if (ioctl(e->fd, cmd, &p)) {
-		int err = errno;
-
-		if (out)
-			*out = p;
-		return -err;
-	}
-	if (out)
-		*out = p;
-	return 0;
+	return kp_ioctl_out(e->fd, cmd, &p, out, sizeof(p));
 }
 
 static inline int kp_send(struct kp_ep *e, __u64 req_id, const void *buf,
@@ -423,16 +429,7 @@ static inline int kp_recv_msg(struct kp_ep *e, __u64 req_id, void *buf,
 	p.tag = 54321;
 	p.flags = KPROG_RECV_MESSAGE;
 	p.done = 0xdeadbeef;
-	if (ioctl(e->fd, KPROG_IOC_RECV, &p)) {
-		int err = errno;
-
-		if (out)
-			*out = p;
-		return -err;
-	}
-	if (out)
-		*out = p;
-	return 0;
+	return kp_ioctl_out(e->fd, KPROG_IOC_RECV, &p, out, sizeof(p));
 }
 
 /*
@@ -463,16 +460,7 @@ static inline int kp_probe(struct kp_ep *e, __u32 ctx, __s32 src, __s32 tag,
 	pr.flags = flags;
 	pr.msg_id = msg_id;
 	pr.found = 0xdeadbeef;
-	if (ioctl(e->fd, KPROG_IOC_PROBE, &pr)) {
-		int err = errno;
-
-		if (out)
-			*out = pr;
-		return -err;
-	}
-	if (out)
-		*out = pr;
-	return 0;
+	return kp_ioctl_out(e->fd, KPROG_IOC_PROBE, &pr, out, sizeof(pr));
 }
 
 static inline int kp_cancel(struct kp_ep *e, __u64 req_id)
