@@ -15,9 +15,9 @@
  *   consume completions from the ring; KPROG_IOC_WAIT or poll() to sleep
  *   close()                      cancels everything still posted
  *
- * Every ioctl other than VERSION and JOIN fails with EBADFD until JOIN
- * succeeded. Bad arguments fail with EINVAL (or the errno named below) and
- * change nothing.
+ * Every ioctl other than VERSION, JOIN and IRQ_WAIT fails with EBADFD
+ * until JOIN succeeded. Bad arguments fail with EINVAL (or the errno
+ * named below) and change nothing.
  */
 #ifndef _UAPI_LINUX_KPROG_H
 #define _UAPI_LINUX_KPROG_H
@@ -207,6 +207,23 @@ struct kprog_ring_hdr {
 
 #define KPROG_RING_CQES_OFFSET	128
 
+/*
+ * KPROG_IOC_IRQ_WAIT: block until the interrupt-cost source (see the
+ * generic netlink family below), running in KPROG_IRQ_WAKE mode, fires on
+ * CPU @cpu, then return its per-CPU fire count in @seq. Needs no JOIN: it
+ * is the "interrupt-driven user thread" of the interrupt-cost benchmark.
+ * ENODEV if the source is not running in wake mode on @cpu (also when it
+ * stops while waiting), EINVAL for an offline or impossible @cpu,
+ * ETIMEDOUT after @timeout_ns (< 0: no limit), EINTR on a signal.
+ */
+struct kprog_irq_wait {
+	__u32 cpu;		/* in */
+	__u32 __pad;
+	__s64 timeout_ns;	/* in */
+	__u64 seq;		/* out: fires on @cpu since the source started */
+};
+
+
 #define KPROG_IOC_MAGIC		0xB7
 #define KPROG_IOC_VERSION	_IOR(KPROG_IOC_MAGIC, 0, __u32)
 #define KPROG_IOC_JOIN		_IOWR(KPROG_IOC_MAGIC, 1, struct kprog_join)
@@ -215,5 +232,75 @@ struct kprog_ring_hdr {
 #define KPROG_IOC_PROBE		_IOWR(KPROG_IOC_MAGIC, 4, struct kprog_probe)
 #define KPROG_IOC_CANCEL	_IOW(KPROG_IOC_MAGIC, 5, struct kprog_cancel)
 #define KPROG_IOC_WAIT		_IOW(KPROG_IOC_MAGIC, 6, struct kprog_wait)
+#define KPROG_IOC_IRQ_WAIT	_IOWR(KPROG_IOC_MAGIC, 7, struct kprog_irq_wait)
+
+/*
+ * Generic netlink family KPROG_GENL_NAME: per-CPU progression accounting
+ * and the interrupt source of the interrupt-cost benchmark (seed 001).
+ *
+ * KPROG_CMD_GET_STATS (dump, any user): one message per possible CPU,
+ *   KPROG_A_CPU plus every KPROG_A_STAT_* counter (u64, since module load
+ *   or the last reset). Offline CPUs are included: their counts persist.
+ * KPROG_CMD_RESET_STATS (CAP_NET_ADMIN): zero every counter of every CPU.
+ * KPROG_CMD_IRQ_START (CAP_NET_ADMIN): arm a pinned hrtimer on each CPU
+ *   of KPROG_A_IRQ_CPUS (all online CPUs if absent) firing KPROG_A_IRQ_HZ
+ *   times a second (1..irq_max_hz, a module parameter) and doing
+ *   KPROG_A_IRQ_MODE work on each fire, plus KPROG_A_IRQ_LOAD_NS of busy
+ *   work in that context (0 if absent; at most 1/4 of the period). It
+ *   stops by itself after KPROG_A_IRQ_DURATION_MS (required, at most
+ *   irq_max_duration_ms), at KPROG_CMD_IRQ_STOP or at module unload.
+ *   EBUSY if already running.
+ * KPROG_CMD_IRQ_STOP (CAP_NET_ADMIN): stop it; not an error if idle.
+ * KPROG_CMD_IRQ_STATUS (any user): KPROG_A_IRQ_RUNNING, and while
+ *   running KPROG_A_IRQ_HZ, KPROG_A_IRQ_MODE, KPROG_A_IRQ_LOAD_NS,
+ *   KPROG_A_IRQ_CPUS.
+ */
+#define KPROG_GENL_NAME		"kprog"
+#define KPROG_GENL_VERSION	1
+
+enum kprog_genl_cmd {
+	KPROG_CMD_UNSPEC,
+	KPROG_CMD_GET_STATS,
+	KPROG_CMD_RESET_STATS,
+	KPROG_CMD_IRQ_START,
+	KPROG_CMD_IRQ_STOP,
+	KPROG_CMD_IRQ_STATUS,
+	__KPROG_CMD_MAX,
+};
+#define KPROG_CMD_MAX		(__KPROG_CMD_MAX - 1)
+
+/* What the interrupt source does on each fire. */
+enum kprog_irq_mode {
+	KPROG_IRQ_HARDIRQ,	/* nothing beyond the hard interrupt itself */
+	KPROG_IRQ_TASKLET,	/* schedule a per-CPU tasklet */
+	KPROG_IRQ_WORK,		/* queue a per-CPU work item (bound wq) */
+	KPROG_IRQ_WAKE,		/* wake threads in KPROG_IOC_IRQ_WAIT */
+	__KPROG_IRQ_MODE_MAX,
+};
+
+enum kprog_genl_attr {
+	KPROG_A_UNSPEC,
+	KPROG_A_PAD,
+	KPROG_A_CPU,			/* u32 */
+	/* per-CPU counters, u64 */
+	KPROG_A_STAT_EVENTS,		/* completion events handled */
+	KPROG_A_STAT_HARDIRQ_RUNS,	/* hard-interrupt handler runs */
+	KPROG_A_STAT_HARDIRQ_NS,	/* time spent in them */
+	KPROG_A_STAT_TASKLET_RUNS,	/* tasklet (softirq) runs */
+	KPROG_A_STAT_TASKLET_NS,
+	KPROG_A_STAT_WORK_ITEMS,	/* workqueue items run */
+	KPROG_A_STAT_WORK_NS,
+	KPROG_A_STAT_BYTES,		/* payload bytes moved */
+	KPROG_A_STAT_WAKEUPS,		/* user threads woken */
+	/* interrupt source */
+	KPROG_A_IRQ_HZ,			/* u32 */
+	KPROG_A_IRQ_MODE,		/* u32, enum kprog_irq_mode */
+	KPROG_A_IRQ_LOAD_NS,		/* u32 */
+	KPROG_A_IRQ_DURATION_MS,	/* u32 */
+	KPROG_A_IRQ_CPUS,		/* binary: bitmap, __u64 words, bit n = CPU n */
+	KPROG_A_IRQ_RUNNING,		/* u8: 0 or 1 */
+	__KPROG_A_MAX,
+};
+#define KPROG_A_MAX		(__KPROG_A_MAX - 1)
 
 #endif /* _UAPI_LINUX_KPROG_H */
