@@ -1,6 +1,6 @@
 # kprog top-level build. `make` builds everything; `make check` runs all
 # tests (native, then one VM boot) and ends with `N passed, N failed`;
-# `make demo` runs the short overlap benchmark with and without kprog in
+# `make demo` runs the quick overlap preset with and without kprog in
 # the VM. Both call scripts/setup first, so they work on a fresh machine.
 
 ifeq ($(KVER),)

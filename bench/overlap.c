@@ -55,6 +55,8 @@
 #include <unistd.h>
 #include <getopt.h>
 
+#include "overlap_stats.h"
+
 enum { B_SENDER, B_RECEIVER, B_BOTH, B_NONCONTIG, B_CPU, B_NLOAD, NBENCH };
 static const char *bench_name[NBENCH] = {
 	"sender", "receiver", "both", "noncontig", "cpu", "nload"
@@ -443,29 +445,6 @@ static double one_round(int kind, size_t size, MPI_Datatype dt, int count,
 	return T;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double ratio_eq1(double tmeas, double tcomm, double tcomp)
-{
-	double mn = tcomm < tcomp ? tcomm : tcomp;
-	double mx = tcomm > tcomp ? tcomm : tcomp;
-
-	if (mn <= 0)
-		return NAN;
-	return (tmeas - mx) / mn;
-}
-
 static MPI_Datatype vec_type(size_t size)
 {
 	MPI_Datatype t;
@@ -478,6 +457,7 @@ static MPI_Datatype vec_type(size_t size)
 static int point_id;
 static double last_iqr;
 static double last_min;	/* smallest sample (minus lat0_min where it applies) */
+static double last_q1, last_q3;	/* quartiles of T_measured, as the median */
 static double lat0_min;
 
 /*
@@ -491,6 +471,7 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 	MPI_Datatype dt = MPI_BYTE;
 	int count = (int)size;
 	long e1 = 0, fb1 = -1;
+	struct ovl_quart q;
 	double med;
 
 	if (!samples)
@@ -526,13 +507,18 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 		MPI_Send(v, 2, MPI_LONG, 0, TAG_CTL, MPI_COMM_WORLD);
 		return 0;
 	}
-	med = median(samples, iters);	/* sorts */
+	q = ovl_quartiles(samples, iters);	/* sorts */
+	med = q.med;
+	last_q1 = q.q1;
+	last_q3 = q.q3;
 	/* spread of the samples: interquartile range relative to the median */
-	last_iqr = med > 0 ? (samples[(3 * iters) / 4] - samples[iters / 4]) / med : 0;
+	last_iqr = med > 0 ? (q.q3 - q.q1) / med : 0;
 	last_min = samples[0];
 	/* sender, noncontig, receiver: T_measured = sequence - 0-byte latency */
 	if (kind == B_SENDER || kind == B_NONCONTIG || kind == B_RECEIVER) {
 		med -= lat0;
+		last_q1 -= lat0;
+		last_q3 -= lat0;
 		last_min -= lat0_min;
 	}
 	*errs = pt_errors + e1;
@@ -550,6 +536,23 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 /* ---- output ---- */
 static FILE *csv;
 static double cur_rmin = NAN;	/* ratio from minima, for the next out_line */
+static double cur_rq1 = NAN, cur_rq3 = NAN;	/* ratio at the quartiles of T_measured */
+
+static const char *fmt_or_dash(char *buf, size_t len, const char *fmt, double v)
+{
+	if (isnan(v))
+		return "-";
+	snprintf(buf, len, fmt, v);
+	return buf;
+}
+
+static const char *fmt_or_empty(char *buf, size_t len, const char *fmt, double v)
+{
+	if (isnan(v))
+		return "";
+	snprintf(buf, len, fmt, v);
+	return buf;
+}
 
 /*
  * @t0: the same benchmark without computation (NAN if not measured) and
@@ -559,68 +562,98 @@ static void out_line(const char *bench, size_t size, double comp, double tcomm,
 		     double tmeas, double ratio, int threads, long errs,
 		     double t0, double ratio0)
 {
-	char rs[32], r0s[32], t0s[32], rms[32];
+	char b[8][32];
 
 	if (rank != 0)
 		return;
-	snprintf(rs, sizeof(rs), isnan(ratio) ? "-" : "%.3f", ratio);
-	snprintf(r0s, sizeof(r0s), isnan(ratio0) ? "-" : "%.3f", ratio0);
-	snprintf(t0s, sizeof(t0s), isnan(t0) ? "-" : "%.2f", t0);
-	snprintf(rms, sizeof(rms), isnan(cur_rmin) ? "-" : "%.3f", cur_rmin);
-	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s %5.0f %11.2f %8s\n",
-	       bench, size, comp, tcomm, tmeas, rs, threads, errs, t0s, r0s, 100 * last_iqr,
-	       last_min, rms);
+	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s %5.0f %11.2f %8s %11.2f %11.2f %8s %8s\n",
+	       bench, size, comp, tcomm, tmeas, fmt_or_dash(b[0], 32, "%.3f", ratio), threads, errs,
+	       fmt_or_dash(b[1], 32, "%.2f", t0), fmt_or_dash(b[2], 32, "%.3f", ratio0),
+	       100 * last_iqr, last_min, fmt_or_dash(b[3], 32, "%.3f", cur_rmin), last_q1, last_q3,
+	       fmt_or_dash(b[4], 32, "%.3f", cur_rq1), fmt_or_dash(b[5], 32, "%.3f", cur_rq3));
 	fflush(stdout);
 	if (csv) {
-		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld,%s,%s,%.1f,%.3f,%s\n", bench, size, comp,
-			tcomm, tmeas, isnan(ratio) ? "" : rs, threads, errs,
-			isnan(t0) ? "" : t0s, isnan(ratio0) ? "" : r0s, 100 * last_iqr,
-			last_min, isnan(cur_rmin) ? "" : rms);
+		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld,", bench, size, comp, tcomm, tmeas,
+			fmt_or_empty(b[0], 32, "%.3f", ratio), threads, errs);
+		fprintf(csv, "%s,%s,%.1f,%.3f,%s,", fmt_or_empty(b[1], 32, "%.2f", t0),
+			fmt_or_empty(b[2], 32, "%.3f", ratio0), 100 * last_iqr, last_min,
+			fmt_or_empty(b[3], 32, "%.3f", cur_rmin));
+		fprintf(csv, "%.3f,%.3f,%s,%s\n", last_q1, last_q3,
+			fmt_or_empty(b[4], 32, "%.3f", cur_rq1), fmt_or_empty(b[5], 32, "%.3f", cur_rq3));
 		fflush(csv);
 	}
+	cur_rmin = cur_rq1 = cur_rq3 = NAN;
 }
 
 static void progress(const char *what, size_t size, int done, int total)
 {
+	static double phase_start;
+	static int phase_total = -1;
+	double el, eta;
+
 	if (rank != 0 || quiet)
 		return;
-	fprintf(stderr, "[overlap%s] %-10s size %9zu  point %d/%d  elapsed %.1f s\n",
-		label, what, size, done, total, (now_us() - t_start) / 1e6);
+	if (total != phase_total) {	/* a new phase: base, then overlap */
+		phase_total = total;
+		phase_start = now_us();
+	}
+	el = (now_us() - phase_start) / 1e6;
+	eta = ovl_eta(done, total, el);
+	fprintf(stderr, "[overlap%s] %-10s size %9zu  point %d/%d  elapsed %.1f s  left %s%.0f s\n",
+		label, what, size, done, total, (now_us() - t_start) / 1e6,
+		eta < 0 ? "~" : "", eta < 0 ? 0 : eta);
 }
 
 /* ---- options ---- */
 static size_t parse_size(const char *s)
 {
-	char *end;
-	double v = strtod(s, &end);
+	size_t v;
 
-	switch (*end) {
-	case 'k': case 'K': v *= 1024; break;
-	case 'm': case 'M': v *= 1024 * 1024; break;
-	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
+	if (ovl_parse_size(s, &v)) {
+		if (rank == 0)
+			fprintf(stderr, "overlap: bad size '%s' (bytes, K/M/G suffixes)\n", s);
+		MPI_Finalize();
+		exit(2);
 	}
-	return (size_t)v;
+	return v;
+}
+
+static void print_help(FILE *f)
+{
+	fprintf(f,
+"usage: mpirun -np 2 overlap [options]\n"
+"The overlap benchmarks of Denis & Trahay (ICPP 2016) on 2 ranks. Rank 0\n"
+"prints one line per grid point (median of --iters rounds); see bench/README.md.\n"
+"  --bench LIST       benchmarks to run, comma-separated: sender, receiver, both,\n"
+"                     noncontig, cpu, nload, or all (default all)\n"
+"  --sizes LIST       message sizes in bytes (K, M, G suffixes = 2^10, 2^20, 2^30),\n"
+"                     e.g. 64K,1M,8M; replaces the size grid\n"
+"  --min-size S --max-size S   size grid: S_min x sqrt(2)^k up to S_max\n"
+"                     (default 1K..16M)\n"
+"  --comp LIST|auto   computation times in us; auto (default) = sqrt(2) grid from\n"
+"                     --comp-min to --comp-max\n"
+"  --comp-min US      smallest computation time of the auto grid (default 1)\n"
+"  --comp-max US      largest (default 2 x the largest measured T_comm)\n"
+"  --comp-equal       one computation time per size: that size's T_comm\n"
+"  --comp-clock cpu|wall  the busy loop runs until this thread's CPU time (default:\n"
+"                     a fixed amount of work) or the wall clock advanced by T_comp\n"
+"  --threads LIST     computing-thread counts for nload (default 0..number of CPUs)\n"
+"  --iters N          measured rounds per point; the median is reported (default 50)\n"
+"  --warmup N         unmeasured rounds before them (default 2)\n"
+"  --verify first-last|all   rounds whose received data are checked (default the\n"
+"                     first and last measured round of each point)\n"
+"  --csv FILE         also write the results as CSV (header: " OVL_CSV_HEADER ")\n"
+"  --label NAME       name shown in the progress lines on stderr\n"
+"  --quiet            no progress lines\n"
+"  -h, --help         this text (works without mpirun)\n"
+"Environment: OVERLAP_IRECV_FIRST=1 posts the receiver-side MPI_Irecv before the\n"
+"CTS (the paper sends the CTS first).\n");
 }
 
 static void usage(int st)
 {
 	if (rank == 0)
-		fprintf(stderr,
-"usage: mpirun -np 2 overlap [options]\n"
-"  --bench LIST       sender,receiver,both,noncontig,cpu,nload or all (default all)\n"
-"  --sizes LIST       message sizes in bytes (K, M suffixes), e.g. 64K,1M,8M\n"
-"  --min-size S --max-size S   sqrt(2) grid of sizes (default 1K..16M)\n"
-"  --comp LIST|auto   computation times in us; auto = sqrt(2) grid from\n"
-"                     --comp-min (default 1) to --comp-max (default 2 x max T_comm)\n"
-"  --comp-equal       computation time = the measured T_comm of each size\n"
-"  --comp-clock cpu|wall  computation = this thread's CPU time (default) or wall time\n"
-"  --threads LIST     thread counts for nload (default 0..number of CPUs)\n"
-"  --iters N          measured rounds per point, median reported (default 50)\n"
-"  --warmup N         unmeasured rounds per point (default 2)\n"
-"  --verify first-last|all   rounds whose data are checked (default first-last)\n"
-"  --csv FILE         also write the results as CSV\n"
-"  --label NAME       name shown in progress lines\n"
-"  --quiet            no progress on stderr\n");
+		print_help(st ? stderr : stdout);
 	MPI_Finalize();
 	exit(st);
 }
@@ -731,14 +764,12 @@ static void parse_args(int argc, char **argv)
 			want[b] = 1;
 	if (iters < 1)
 		iters = 1;
+	if (!nsizes)
+		nsizes = ovl_grid_size(minsz, maxsz, sizes, MAXSIZES);
 	if (!nsizes) {
-		for (int k = 0; nsizes < MAXSIZES; k++) {
-			size_t s = (size_t)llround(minsz * pow(2.0, k / 2.0));
-
-			if (s > maxsz)
-				break;
-			sizes[nsizes++] = s;
-		}
+		if (rank == 0)
+			fprintf(stderr, "overlap: empty size grid (--min-size above --max-size?)\n");
+		usage(2);
 	}
 	if (!nthreads_list) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -766,6 +797,11 @@ int main(int argc, char **argv)
 	int total, done = 0;
 	double tmax = 0;
 
+	for (int i = 1; i < argc; i++)	/* help needs no MPI job */
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			print_help(stdout);
+			return 0;
+		}
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
@@ -796,7 +832,7 @@ int main(int argc, char **argv)
 			perror(csv_path);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
-		fprintf(csv, "bench,size,comp_us,tcomm_us,tmeasured_us,ratio,threads,errors,t0_us,ratio0,iqr_pct,tmin_us,ratio_min\n");
+		fprintf(csv, "%s\n", OVL_CSV_HEADER);
 	}
 
 	kmode = kprog_mode(kbuf, sizeof(kbuf));
@@ -878,14 +914,7 @@ int main(int argc, char **argv)
 	if (!comp_equal && comp_auto) {
 		if (comp_max <= 0)
 			comp_max = 2 * tmax;
-		ncomps = 0;
-		for (int k = 0; ncomps < MAXCOMPS; k++) {
-			double c = comp_min * pow(2.0, k / 2.0);
-
-			if (c > comp_max * 1.0001)
-				break;
-			comps[ncomps++] = c;
-		}
+		ncomps = ovl_grid_double(comp_min, comp_max, comps, MAXCOMPS);
 	}
 	if (rank == 0) {
 		if (comp_equal)
@@ -897,8 +926,10 @@ int main(int argc, char **argv)
 		printf("# T0 = T_measured of the same benchmark without computation; ratio0 = eq. 1 with T_comm := T0 (extra column, not in the paper)\n");
 		printf("# iqr%% = interquartile range of the %d samples of T_measured, in %% of the median (noise indicator)\n", iters);
 		printf("# Tmin = smallest sample; ratio_min = eq. 1 from minima (Tmin, min ping-pong, min lat0): robust on a busy machine, not the paper's median\n");
-		printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s %5s %11s %8s\n", "bench", "size", "T_comp", "T_comm",
-		       "T_measured", "ratio", "thr", "errors", "T0", "ratio0", "iqr%", "Tmin", "ratio_min");
+		printf("# Tq1/Tq3 = quartiles of T_measured; rq1/rq3 = the ratio at those quartiles\n");
+		printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s %5s %11s %8s %11s %11s %8s %8s\n", "bench", "size",
+		       "T_comp", "T_comm", "T_measured", "ratio", "thr", "errors", "T0", "ratio0", "iqr%", "Tmin",
+		       "ratio_min", "Tq1", "Tq3", "rq1", "rq3");
 		fflush(stdout);
 	}
 
@@ -925,11 +956,12 @@ int main(int argc, char **argv)
 				double tm = run_point(b, size, comp, &errs);
 				double mcomm = b == B_NONCONTIG ? m_ppdt[s] : b == B_CPU ? m_send[s] : m_pp[s];
 
-				cur_rmin = ratio_eq1(last_min, mcomm, comp);
+				cur_rmin = ovl_ratio_eq1(last_min, mcomm, comp);
+				cur_rq1 = ovl_ratio_eq1(last_q1, tcomm, comp);
+				cur_rq3 = ovl_ratio_eq1(last_q3, tcomm, comp);
 				out_line(bench_name[b], size, comp, tcomm, tm,
-					 ratio_eq1(tm, tcomm, comp), 0, errs, t0,
-					 ratio_eq1(tm, t0, comp));
-				cur_rmin = NAN;
+					 ovl_ratio_eq1(tm, tcomm, comp), 0, errs, t0,
+					 ovl_ratio_eq1(tm, t0, comp));
 				done++;
 			}
 		}
@@ -949,9 +981,10 @@ int main(int argc, char **argv)
 					progress("nload", sizes[s], done, total);
 				tm = run_point(B_NLOAD, sizes[s], 0, &errs);
 				cur_rmin = m_pp[s] > 0 ? last_min / m_pp[s] : NAN;
+				cur_rq1 = t_pp[s] > 0 ? last_q1 / t_pp[s] : NAN;
+				cur_rq3 = t_pp[s] > 0 ? last_q3 / t_pp[s] : NAN;
 				out_line("nload", sizes[s], 0, t_pp[s], tm,
 					 t_pp[s] > 0 ? tm / t_pp[s] : NAN, n, errs, NAN, NAN);
-				cur_rmin = NAN;
 				done++;
 			}
 			atomic_store(&bg_stop, 1);

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench/overlap-summary: read back the CSVs of bench/overlap (plain Open
+ * MPI and, optionally, under kprog) and print, per benchmark, the median
+ * overhead ratio over the rendezvous region and over the whole grid, side
+ * by side. bench/run-overlap calls it; it also works on old result
+ * directories: bench/overlap-summary DIR/plain.csv DIR/kprog.csv
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "overlap_stats.h"
+
+static const char *const benches[] = {
+	"sender", "receiver", "both", "noncontig", "cpu", "nload"
+};
+
+struct table {
+	struct ovl_row *rows;
+	int n;
+};
+
+/* Returns 0, or -1 after saying which line is bad. */
+static int load(const char *path, struct table *t)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	int lineno = 0, cap = 0;
+
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (lineno == 1 && !strncmp(line, "bench,", 6))
+			continue;
+		if (line[0] == '\n' || line[0] == '#')
+			continue;
+		if (t->n == cap) {
+			struct ovl_row *r;
+
+			cap = cap ? 2 * cap : 256;
+			r = realloc(t->rows, cap * sizeof(*r));
+			if (!r) {
+				fclose(f);
+				fprintf(stderr, "overlap-summary: out of memory\n");
+				return -1;
+			}
+			t->rows = r;
+		}
+		if (ovl_parse_row(line, &t->rows[t->n])) {
+			fprintf(stderr, "overlap-summary: %s:%d: not a bench/overlap CSV row\n",
+				path, lineno);
+			fclose(f);
+			return -1;
+		}
+		t->n++;
+	}
+	fclose(f);
+	return 0;
+}
+
+static void cell(double v, int n)
+{
+	if (n)
+		printf(" %7.2f", v);
+	else
+		printf(" %7s", "-");
+}
+
+static void usage(FILE *f, int st)
+{
+	fprintf(f,
+"usage: overlap-summary [options] PLAIN.csv [KPROG.csv]\n"
+"Per benchmark, the median overhead ratio (equation 1; nload: slowdown) of the\n"
+"grid points of each CSV written by bench/overlap --csv: over the rendezvous\n"
+"region (sizes above --threshold) and over the whole grid.\n"
+"  --threshold BYTES   rendezvous region = sizes > BYTES (default 0: every size)\n"
+"  --plain-name NAME   column title of the first file (default plain)\n"
+"  --kprog-name NAME   column title of the second file (default kprog)\n"
+"  -h, --help          this text\n"
+"Exit status: 0, 1 if a file cannot be read or parsed, 2 on bad usage.\n");
+	exit(st);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "threshold", 1, 0, 't' }, { "plain-name", 1, 0, 'p' },
+		{ "kprog-name", 1, 0, 'k' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
+	};
+	struct table t[2] = { { 0 } };
+	const char *name[2] = { "plain", "kprog" };
+	size_t thr = 0;
+	int c, nf;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (ovl_parse_size(optarg, &thr)) {
+				fprintf(stderr, "overlap-summary: bad --threshold '%s'\n", optarg);
+				usage(stderr, 2);
+			}
+			break;
+		case 'p': name[0] = optarg; break;
+		case 'k': name[1] = optarg; break;
+		case 'h': usage(stdout, 0); break;
+		default: usage(stderr, 2);
+		}
+	}
+	nf = argc - optind;
+	if (nf < 1 || nf > 2)
+		usage(stderr, 2);
+	for (int i = 0; i < nf; i++)
+		if (load(argv[optind + i], &t[i]))
+			return 1;
+
+	printf("# median over grid points of the overhead ratio (eq. 1: 0 = full overlap, 1 = serialized; nload: slowdown)\n");
+	printf("# rendezvous region: sizes > %zu bytes; 'pts' = grid points in the region / in the grid\n", thr);
+	printf("%-10s | %-27s | %-27s\n", "", "rendezvous region", "whole grid");
+	printf("%-10s | %7.7s %7.7s %11s | %7.7s %7.7s %11s\n", "bench", name[0], nf > 1 ? name[1] : "",
+	       "pts", name[0], nf > 1 ? name[1] : "", "pts");
+	for (size_t b = 0; b < sizeof(benches) / sizeof(benches[0]); b++) {
+		struct ovl_summary s[2];
+		char pts[2][32];
+
+		for (int i = 0; i < 2; i++)
+			s[i] = ovl_summarize(t[i].rows, t[i].n, benches[b], thr);
+		if (!s[0].n_all && !s[1].n_all)
+			continue;
+		snprintf(pts[0], sizeof(pts[0]), "%d/%d", s[0].n_rdv, s[1].n_rdv);
+		snprintf(pts[1], sizeof(pts[1]), "%d/%d", s[0].n_all, s[1].n_all);
+		if (nf == 1) {
+			snprintf(pts[0], sizeof(pts[0]), "%d", s[0].n_rdv);
+			snprintf(pts[1], sizeof(pts[1]), "%d", s[0].n_all);
+		}
+		printf("%-10s |", benches[b]);
+		cell(s[0].rdv, s[0].n_rdv);
+		if (nf > 1)
+			cell(s[1].rdv, s[1].n_rdv);
+		else
+			printf(" %7s", "");
+		printf(" %11s |", pts[0]);
+		cell(s[0].all, s[0].n_all);
+		if (nf > 1)
+			cell(s[1].all, s[1].n_all);
+		else
+			printf(" %7s", "");
+		printf(" %11s\n", pts[1]);
+	}
+	free(t[0].rows);
+	free(t[1].rows);
+	return 0;
+}
