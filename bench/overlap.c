@@ -91,6 +91,8 @@ static int verify_all;
 static int threads_list[MAXTHREADS];
 static int nthreads_list;
 static clockid_t comp_clock = CLOCK_THREAD_CPUTIME_ID;
+static int comp_calibrated = 1;	/* default: fixed block count, no clock reads */
+static double blocks_per_us;
 static const char *csv_path;
 static const char *label = "";
 static int quiet;
@@ -131,6 +133,11 @@ static int64_t clock_ns(clockid_t c)
  */
 static volatile uint64_t sink;
 
+#define LCG_BLOCK(x) do {						\
+	for (int i_ = 0; i_ < 32; i_++)					\
+		(x) = (x) * 6364136223846793005ULL + 1442695040888963407ULL; \
+} while (0)
+
 static void compute(double us)
 {
 	int64_t end;
@@ -138,12 +145,45 @@ static void compute(double us)
 
 	if (us <= 0)
 		return;
+	if (comp_calibrated) {
+		for (uint64_t n = (uint64_t)llround(us * blocks_per_us); n; n--)
+			LCG_BLOCK(x);
+		sink = x;
+		return;
+	}
 	end = clock_ns(comp_clock) + (int64_t)(us * 1000.0);
 	do {
-		for (int i = 0; i < 32; i++)
-			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		LCG_BLOCK(x);
 	} while (clock_ns(comp_clock) < end);
 	sink = x;
+}
+
+/*
+ * Blocks of the busy loop per microsecond of this thread's CPU time: the
+ * fastest of 7 runs of ~20 ms (the least disturbed), after a warm-up run
+ * (under emulation the first run also pays for code translation).
+ */
+static void calibrate_compute(void)
+{
+	uint64_t x = 1, n = 1 << 12;
+	double best = 0;
+
+	for (int r = 0; r < 8; r++) {
+		int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), dt;
+
+		for (uint64_t k = n; k; k--)
+			LCG_BLOCK(x);
+		dt = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+		if (dt < 20000000) {	/* too short to time: grow and redo */
+			n *= 2;
+			r--;
+			continue;
+		}
+		if (r > 0 && n * 1000.0 / dt > best)
+			best = n * 1000.0 / dt;
+	}
+	sink = x;
+	blocks_per_us = best;
 }
 
 /* ---- data pattern ---- */
@@ -635,8 +675,10 @@ static void print_help(FILE *f)
 "  --comp-min US      smallest computation time of the auto grid (default 1)\n"
 "  --comp-max US      largest (default 2 x the largest measured T_comm)\n"
 "  --comp-equal       one computation time per size: that size's T_comm\n"
-"  --comp-clock cpu|wall  the busy loop runs until this thread's CPU time (default:\n"
-"                     a fixed amount of work) or the wall clock advanced by T_comp\n"
+"  --comp-clock calibrated|cpu|wall  calibrated (default): the busy loop runs a\n"
+"                     fixed number of iterations, calibrated at start-up on this\n"
+"                     thread's CPU time; cpu / wall: it reads this thread's CPU\n"
+"                     time / the wall clock until T_comp has passed\n"
 "  --threads LIST     computing-thread counts for nload (default 0..number of CPUs)\n"
 "  --iters N          measured rounds per point; the median is reported (default 50)\n"
 "  --warmup N         unmeasured rounds before them (default 2)\n"
@@ -721,10 +763,13 @@ static void parse_args(int argc, char **argv)
 		case 'n': comp_min = atof(optarg); break;
 		case 'x': comp_max = atof(optarg); break;
 		case 'k':
+			comp_calibrated = 0;
 			if (!strcmp(optarg, "wall"))
 				comp_clock = CLOCK_MONOTONIC;
 			else if (!strcmp(optarg, "cpu"))
 				comp_clock = CLOCK_THREAD_CPUTIME_ID;
+			else if (!strcmp(optarg, "calibrated"))
+				comp_calibrated = 1;
 			else
 				usage(2);
 			break;
@@ -813,6 +858,8 @@ int main(int argc, char **argv)
 	}
 	peer = 1 - rank;
 	parse_args(argc, argv);
+	if (comp_calibrated)
+		calibrate_compute();
 	irecv_first = getenv("OVERLAP_IRECV_FIRST") != NULL;
 
 	for (int i = 0; i < nsizes; i++)
@@ -851,9 +898,13 @@ int main(int argc, char **argv)
 		printf("# times in microseconds (clock_gettime CLOCK_MONOTONIC); T_measured = median of %d rounds after %d warm-up rounds\n",
 		       iters, warmup);
 		printf("# each round starts with a 0-byte send/recv synchronisation, receiver ready first\n");
-		printf("# computation: busy integer loop for T_comp of %s\n",
-		       comp_clock == CLOCK_MONOTONIC ? "wall-clock time" :
-		       "this thread's CPU time (a fixed amount of work: CPU taken away lengthens it)");
+		if (comp_calibrated)
+			printf("# computation: calibrated busy integer loop, %.1f iterations per us on rank 0 (fixed work: CPU taken away lengthens it)\n",
+			       blocks_per_us);
+		else
+			printf("# computation: busy integer loop until T_comp of %s has passed\n",
+			       comp_clock == CLOCK_MONOTONIC ? "wall-clock time" :
+			       "this thread's CPU time (a fixed amount of work: CPU taken away lengthens it)");
 		printf("# ratio = (T_measured - max(T_comm,T_comp)) / min(T_comm,T_comp)  (eq. 1: 0 overlap, 1 serialized); nload: T_measured/T_comm (slowdown)\n");
 		printf("# sender:    Isend, compute, Wait, recv ACK; T_measured = sequence - 0-byte latency; T_comm = contiguous ping-pong/2\n");
 		printf("# receiver:  send CTS, Irecv, compute, Wait; T_measured = sequence - 0-byte latency; T_comm = contiguous ping-pong/2\n");
