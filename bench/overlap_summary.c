@@ -64,12 +64,24 @@ static int load(const char *path, struct table *t)
 	return 0;
 }
 
-static void cell(double v, int n)
+/* One region's columns: median per file (blank for a missing file), then point counts. */
+static void region(const double med[2], const int n[2], int nf)
 {
-	if (n)
-		printf(" %7.2f", v);
+	char pts[32];
+
+	for (int i = 0; i < 2; i++) {
+		if (i >= nf)
+			printf(" %7s", "");
+		else if (n[i])
+			printf(" %7.2f", med[i]);
+		else
+			printf(" %7s", "-");
+	}
+	if (nf > 1)
+		snprintf(pts, sizeof(pts), "%d/%d", n[0], n[1]);
 	else
-		printf(" %7s", "-");
+		snprintf(pts, sizeof(pts), "%d", n[0]);
+	printf(" %11s", pts);
 }
 
 static void usage(FILE *f, int st)
@@ -126,31 +138,16 @@ int main(int argc, char **argv)
 	       "pts", name[0], nf > 1 ? name[1] : "", "pts");
 	for (size_t b = 0; b < sizeof(benches) / sizeof(benches[0]); b++) {
 		struct ovl_summary s[2];
-		char pts[2][32];
 
 		for (int i = 0; i < 2; i++)
 			s[i] = ovl_summarize(t[i].rows, t[i].n, benches[b], thr);
 		if (!s[0].n_all && !s[1].n_all)
 			continue;
-		snprintf(pts[0], sizeof(pts[0]), "%d/%d", s[0].n_rdv, s[1].n_rdv);
-		snprintf(pts[1], sizeof(pts[1]), "%d/%d", s[0].n_all, s[1].n_all);
-		if (nf == 1) {
-			snprintf(pts[0], sizeof(pts[0]), "%d", s[0].n_rdv);
-			snprintf(pts[1], sizeof(pts[1]), "%d", s[0].n_all);
-		}
 		printf("%-10s |", benches[b]);
-		cell(s[0].rdv, s[0].n_rdv);
-		if (nf > 1)
-			cell(s[1].rdv, s[1].n_rdv);
-		else
-			printf(" %7s", "");
-		printf(" %11s |", pts[0]);
-		cell(s[0].all, s[0].n_all);
-		if (nf > 1)
-			cell(s[1].all, s[1].n_all);
-		else
-			printf(" %7s", "");
-		printf(" %11s\n", pts[1]);
+		region((double[2]){ s[0].rdv, s[1].rdv }, (int[2]){ s[0].n_rdv, s[1].n_rdv }, nf);
+		printf(" |");
+		region((double[2]){ s[0].all, s[1].all }, (int[2]){ s[0].n_all, s[1].n_all }, nf);
+		printf("\n");
 	}
 	free(t[0].rows);
 	free(t[1].rows);

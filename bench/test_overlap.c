@@ -12,19 +12,7 @@
 #include <unistd.h>
 
 #include "overlap_stats.h"
-
-static int passed, failed;
-
-#define EXPECT(c, ...) do {						\
-	if (c) {							\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #c);	\
-		printf(__VA_ARGS__);					\
-		putchar('\n');						\
-	}								\
-} while (0)
+#include "expect.h"
 
 static int near(double a, double b)
 {
@@ -191,6 +179,18 @@ static void test_summary(void)
 	EXPECT(rows[4].ratio == 0.9 && rows[6].ratio == 0.8, "input rows untouched");
 }
 
+/* a receiver grid: one eager point, two rendezvous points (T_measured,ratio given) */
+static void write_csv(const char *path, const char *rdv1, const char *rdv2)
+{
+	FILE *f = fopen(path, "w");
+
+	fprintf(f, "%s\n", OVL_CSV_HEADER);
+	fprintf(f, "receiver,4096,10,10,15,0.5,0,0,,,1,1,,,,,\n");
+	fprintf(f, "receiver,65536,10,10,%s,0,0,,,1,1,,,,,\n", rdv1);
+	fprintf(f, "receiver,65536,20,10,%s,0,0,,,1,1,,,,,\n", rdv2);
+	fclose(f);
+}
+
 /* bench/overlap-summary end to end on two small CSVs */
 static void test_summary_tool(void)
 {
@@ -205,18 +205,8 @@ static void test_summary_tool(void)
 	}
 	snprintf(p, sizeof(p), "%s/plain.csv", dir);
 	snprintf(k, sizeof(k), "%s/kprog.csv", dir);
-	f = fopen(p, "w");
-	fprintf(f, "%s\n", OVL_CSV_HEADER);
-	fprintf(f, "receiver,4096,10,10,15,0.5,0,0,,,1,1,,,,,\n");
-	fprintf(f, "receiver,65536,10,10,19,0.9,0,0,,,1,1,,,,,\n");
-	fprintf(f, "receiver,65536,20,10,29,0.9,0,0,,,1,1,,,,,\n");
-	fclose(f);
-	f = fopen(k, "w");
-	fprintf(f, "%s\n", OVL_CSV_HEADER);
-	fprintf(f, "receiver,4096,10,10,15,0.5,0,0,,,1,1,,,,,\n");
-	fprintf(f, "receiver,65536,10,10,11,0.1,0,0,,,1,1,,,,,\n");
-	fprintf(f, "receiver,65536,20,10,21,0.1,0,0,,,1,1,,,,,\n");
-	fclose(f);
+	write_csv(p, "19,0.9", "29,0.9");
+	write_csv(k, "11,0.1", "21,0.1");
 	snprintf(cmd, sizeof(cmd), "./overlap-summary --threshold 8K %s %s", p, k);
 	f = popen(cmd, "r");
 	n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
@@ -248,6 +238,5 @@ int main(void)
 	test_parse_row();
 	test_summary();
 	test_summary_tool();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return EXPECT_SUMMARY();
 }

@@ -9,20 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "shim.h"
+#include "expect.h"
 
 struct kp_state kp;	/* dtype.c needs none of it */
-static int passed, failed;
-
-#define EXPECT(c, ...) do {						\
-	if (c) {							\
-		passed++;						\
-	} else {							\
-		failed++;						\
-		printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #c);	\
-		printf(__VA_ARGS__);					\
-		putchar('\n');						\
-	}								\
-} while (0)
 
 #define ARENA 65536
 
@@ -205,6 +194,5 @@ int main(int argc, char **argv)
 	MPI_Type_free(&nest);
 	MPI_Type_free(&dup);
 	MPI_Finalize();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return EXPECT_SUMMARY();
 }
