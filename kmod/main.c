@@ -13,6 +13,8 @@
 #include <linux/log2.h>
 #include "kprog.h"
 #include "transport.h"
+#include "stats.h"
+#include "kprog_trace.h"
 
 unsigned int kprog_eager_limit = 8192;
 module_param_named(eager_limit, kprog_eager_limit, uint, 0444);
@@ -104,6 +106,10 @@ static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
 	err = is_send ? kprog_send(ep, &p) : kprog_recv(ep, &p);
 	if (err)
 		return err;
+	if (p.done) {
+		kprog_stat_add(KPROG_STAT_EVENTS, 1);
+		trace_kprog_complete(ep, &p.cqe, KPROG_WHERE_INLINE);
+	}
 	if (copy_to_user(&up->done, &p.done, sizeof(p.done)) ||
 	    copy_to_user(&up->cqe, &p.cqe, sizeof(p.cqe)))
 		return -EFAULT;
@@ -260,11 +266,14 @@ static int __init kprog_init(void)
 		if (err)
 			goto err_xport;
 	}
+	kprog_stats_debugfs_init();
 	err = misc_register(&kprog_misc);
 	if (err)
-		goto err_xport;
+		goto err_debugfs;
 	return 0;
 
+err_debugfs:
+	kprog_stats_debugfs_exit();
 err_xport:
 	kprog_transports_exit(i);
 	kprog_ep_exit();
@@ -274,6 +283,7 @@ err_xport:
 static void __exit kprog_exit(void)
 {
 	misc_deregister(&kprog_misc);
+	kprog_stats_debugfs_exit();
 	/* Transfers may still run after the last close; they free into ep. */
 	kprog_transports_exit(ARRAY_SIZE(kprog_transports));
 	kprog_ep_exit();
