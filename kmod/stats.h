@@ -14,6 +14,7 @@
 #define _KPROG_STATS_H
 
 #include <linux/types.h>
+#include <linux/build_bug.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
 
@@ -52,6 +53,11 @@ enum kprog_stat {
 	KPROG_STAT_COALESCED,
 	KPROG_NR_STATS,
 };
+
+/* kprog_stat_run() relies on each time counter following its run counter. */
+static_assert(KPROG_STAT_HARDIRQ_NS - KPROG_STAT_HARDIRQ_RUNS == 1);
+static_assert(KPROG_STAT_TASKLET_NS - KPROG_STAT_TASKLET_RUNS == 1);
+static_assert(KPROG_STAT_WORK_NS - KPROG_STAT_WORK_ITEMS == 1);
 
 /**
  * struct kprog_stats - one CPU's counters
