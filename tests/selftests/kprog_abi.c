@@ -19,6 +19,9 @@ TEST(abi_layout)
 	ASSERT_EQ(0, sizeof(struct kprog_post) % 8);
 	ASSERT_EQ(0, sizeof(struct kprog_probe) % 8);
 	ASSERT_EQ(0, sizeof(struct kprog_join) % 8);
+	ASSERT_EQ(24, sizeof(struct kprog_irq_wait));
+	ASSERT_EQ(8, offsetof(struct kprog_irq_wait, timeout_ns));
+	ASSERT_EQ(16, offsetof(struct kprog_irq_wait, seq));
 }
 
 TEST(version)
@@ -115,6 +118,39 @@ TEST(ioctl_before_join_ebadfd)
 	EXPECT_EQ(EBADFD, errno);
 	/* VERSION and JOIN work */
 	ASSERT_EQ(0, kp_join_fd(fd, kp_key(), 0, 1, 0, 0, NULL));
+	close(fd);
+}
+
+/*
+ * IRQ_WAIT needs no JOIN (also through the 32-bit compat path): with the
+ * interrupt source idle it answers ENODEV, and EINVAL for a CPU that does
+ * not exist or a nonzero __pad, before or after JOIN.
+ */
+TEST(irq_wait_without_join)
+{
+	struct kprog_irq_wait w = { .cpu = 0, .timeout_ns = 0 };
+	int fd = kp_open(), i;
+
+	ASSERT_LE(0, fd);
+	for (i = 0; i < 2; i++) {
+		w.cpu = 0;
+		w.__pad = 0;
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(fd, KPROG_IOC_IRQ_WAIT, &w));
+		EXPECT_EQ(ENODEV, errno);
+		w.cpu = 1U << 30;
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(fd, KPROG_IOC_IRQ_WAIT, &w));
+		EXPECT_EQ(EINVAL, errno);
+		w.cpu = 0;
+		w.__pad = 1;
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(fd, KPROG_IOC_IRQ_WAIT, &w));
+		EXPECT_EQ(EINVAL, errno);
+		if (!i)
+			ASSERT_EQ(0, kp_join_fd(fd, kp_key(), 0, 1, 0, 0,
+						NULL));
+	}
 	close(fd);
 }
 
