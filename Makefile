@@ -13,7 +13,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 USER_DIRS := libshim bench tests/selftests tests/mpi
 
-.PHONY: all module user $(USER_DIRS) setup check demo checkpatch clean
+.PHONY: all module user $(USER_DIRS) setup check demo microbench checkpatch clean
 
 all: module user
 
@@ -36,6 +36,11 @@ check: setup
 demo: setup
 	$(MAKE) all
 	scripts/demo
+
+# the seed-001 microbenchmarks (interrupt cost, progress threads) in the VM
+microbench: setup
+	$(MAKE) all
+	scripts/microbench
 
 checkpatch:
 	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f $$(git ls-files "kmod/*.[ch]" include/uapi/linux/kprog.h)
