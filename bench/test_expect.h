@@ -29,5 +29,6 @@ void test_cpulist(void);
 void test_kprog_stats(void);
 void test_kprog_nl(void);
 void test_irqcost_stats(void);
+void test_irqcost_report(void);
 
 #endif

@@ -14,6 +14,7 @@ int main(void)
 	test_kprog_stats();
 	test_kprog_nl();
 	test_irqcost_stats();
+	test_irqcost_report();
 	printf("%d passed, %d failed\n", test_passed, test_failed);
 	return test_failed != 0;
 }
