@@ -399,9 +399,9 @@ static int run_stage(struct ctx *cx, int mode, uint64_t iters, int snap, struct 
 				cx->max_duration_ms);
 	}
 stop:
+	stop = 1;	/* first: the ENODEV the waiters get next is then the expected one */
 	if (mode >= 0)
 		stop_source();
-	stop = 1;
 	for (k = 0; k < wstarted; k++) {
 		pthread_join(wt[k], NULL);
 		close(wa[k].fd);

@@ -38,7 +38,7 @@ void irqcost_core_stats(const struct irqcost_results *r, int mi, int k, struct c
 {
 	double *t1 = scratch(r->reps), *t2 = scratch(r->reps), *n = scratch(r->reps),
 	       *o = scratch(r->reps);
-	uint64_t irqs = 0, ns = 0, wakes = 0;
+	uint64_t irqs = 0, ns = 0, wakes = 0;	/* over the thread windows */
 	int rep;
 
 	memset(out, 0, sizeof(*out));
@@ -52,7 +52,7 @@ void irqcost_core_stats(const struct irqcost_results *r, int mi, int k, struct c
 		o[rep] = overhead_per_irq(b->t, s->t, i) * 1e6;
 		irqs += i;
 		ns += module_ns(&s->d);
-		wakes += s->user_wakes;
+		wakes += s->d.v[KS_WAKEUPS];
 		out->stage1_irqs += b->d.v[KS_HARDIRQ_RUNS];
 		out->partial |= s->partial;
 	}
@@ -61,7 +61,7 @@ void irqcost_core_stats(const struct irqcost_results *r, int mi, int k, struct c
 	out->irqs = summarize(n, (size_t)r->reps);
 	out->us_per_irq = summarize_finite(o, (size_t)r->reps);
 	out->module_us_per_irq = kprog_stats_ns_per(ns, irqs) / 1e3;
-	out->user_wakes_per_irq = irqs ? (double)wakes / (double)irqs : 0;
+	out->wakeups_per_irq = irqs ? (double)wakes / (double)irqs : 0;
 	free(t1);
 	free(t2);
 	free(n);
@@ -156,7 +156,7 @@ void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
 			irqcost_core_stats(r, mi, k, &cs);
 			fmt_summary(a, sizeof(a), &cs.us_per_irq, 3);
 			if (r->modes[mi] == KPROG_IRQ_WAKE)
-				snprintf(b, sizeof(b), "%.3f", cs.user_wakes_per_irq);
+				snprintf(b, sizeof(b), "%.3f", cs.wakeups_per_irq);
 			else
 				snprintf(b, sizeof(b), "-");
 			fprintf(f, "%-9s %4d %10.5f %10.5f %9.0f  %-28s %10.3f %9s%s\n",

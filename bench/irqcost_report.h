@@ -49,7 +49,7 @@ struct core_stats {
 	struct summary t1, t2, irqs;	/* seconds, seconds, count */
 	struct summary us_per_irq;	/* (t2 - t1) / irqs, microseconds */
 	double module_us_per_irq;	/* module-accounted time per fire (all its contexts) */
-	double user_wakes_per_irq;	/* wake mode: user-thread returns per fire */
+	double wakeups_per_irq;		/* module's wakeups counter per fire */
 	uint64_t stage1_irqs;		/* should be 0: source runs in stage 1 */
 	int partial;			/* a repetition ran past the source's end */
 };

@@ -32,6 +32,7 @@ struct kprog_nl {
 
 /* What the attributes must look like; longer ones are accepted (newer kernels). */
 static struct nla_policy kprog_policy[KPROG_A_MAX + 1] = {
+	/* every counter kprog_stat_attr() names must be NLA_U64 here */
 	[KPROG_A_CPU] = { .type = NLA_U32 },
 	[KPROG_A_STAT_EVENTS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_HARDIRQ_RUNS] = { .type = NLA_U64 },
@@ -109,8 +110,8 @@ int kprog_nl_parse_stats(struct nlmsghdr *nlh, struct kprog_cpu_stats *out)
 	if (out->cpu < 0)
 		return -EPROTO;
 	for (s = 0; s < KS_NSTAT; s++)
-		if (tb[KPROG_A_STAT_EVENTS + s])
-			out->v[s] = nla_get_u64(tb[KPROG_A_STAT_EVENTS + s]);
+		if (tb[kprog_stat_attr(s)])
+			out->v[s] = nla_get_u64(tb[kprog_stat_attr(s)]);
 	return 0;
 }
 

@@ -14,6 +14,23 @@ static const char *const names[KS_NSTAT] = {
 	[KS_WAKEUPS] = "wakeups",
 };
 
+static const int attrs[KS_NSTAT] = {
+	[KS_EVENTS] = KPROG_A_STAT_EVENTS,
+	[KS_HARDIRQ_RUNS] = KPROG_A_STAT_HARDIRQ_RUNS,
+	[KS_HARDIRQ_NS] = KPROG_A_STAT_HARDIRQ_NS,
+	[KS_TASKLET_RUNS] = KPROG_A_STAT_TASKLET_RUNS,
+	[KS_TASKLET_NS] = KPROG_A_STAT_TASKLET_NS,
+	[KS_WORK_ITEMS] = KPROG_A_STAT_WORK_ITEMS,
+	[KS_WORK_NS] = KPROG_A_STAT_WORK_NS,
+	[KS_BYTES] = KPROG_A_STAT_BYTES,
+	[KS_WAKEUPS] = KPROG_A_STAT_WAKEUPS,
+};
+
+int kprog_stat_attr(enum kprog_stat s)
+{
+	return (unsigned int)s < KS_NSTAT ? attrs[s] : KPROG_A_UNSPEC;
+}
+
 const char *kprog_stat_name(enum kprog_stat s)
 {
 	return (unsigned int)s < KS_NSTAT ? names[s] : "?";

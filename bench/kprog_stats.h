@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <linux/kprog.h>
 
-/* Index into kprog_cpu_stats.v: attribute KPROG_A_STAT_x - KPROG_A_STAT_EVENTS. */
+/* Index into kprog_cpu_stats.v; kprog_stat_attr() gives the netlink attribute. */
 enum kprog_stat {
 	KS_EVENTS,
 	KS_HARDIRQ_RUNS,
@@ -25,9 +25,6 @@ enum kprog_stat {
 	KS_NSTAT,
 };
 
-_Static_assert(KPROG_A_STAT_WAKEUPS - KPROG_A_STAT_EVENTS + 1 == KS_NSTAT,
-	       "kprog_stat must list every KPROG_A_STAT_* attribute in order");
-
 struct kprog_cpu_stats {
 	int cpu;		/* -1: the kernel sent nothing for this slot */
 	uint64_t v[KS_NSTAT];
@@ -35,6 +32,9 @@ struct kprog_cpu_stats {
 
 /* Short column name of counter @s ("events", "hardirq_ns", ...). */
 const char *kprog_stat_name(enum kprog_stat s);
+
+/* The KPROG_A_STAT_* attribute that carries counter @s. */
+int kprog_stat_attr(enum kprog_stat s);
 
 /*
  * @out = @after - @before, counter by counter. If any counter went down,

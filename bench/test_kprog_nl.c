@@ -35,7 +35,7 @@ static void stats_messages(void)
 	nla_put_u32(msg, KPROG_A_CPU, 3);
 	nla_put(msg, KPROG_A_PAD, 0, NULL);
 	for (s = 0; s < KS_NSTAT; s++)
-		nla_put_u64(msg, KPROG_A_STAT_EVENTS + s, (1ULL << 40) + (uint64_t)s * 11);
+		nla_put_u64(msg, kprog_stat_attr(s), (1ULL << 40) + (uint64_t)s * 11);
 	nla_put_u32(msg, KPROG_A_MAX + 3, 99);	/* a newer kernel's attribute */
 	EXPECT(kprog_nl_parse_stats(nlmsg_hdr(msg), &st) == 0, "full stats message parses");
 	for (s = 0; s < KS_NSTAT; s++)

@@ -38,6 +38,12 @@ void test_kprog_stats(void)
 	EXPECT(NEAR(kprog_stats_ns_per(3000, 4), 750, 1e-12), "ns per run");
 	EXPECT(kprog_stats_ns_per(3000, 0) == 0, "ns per run without runs");
 
+	ok = 1;
+	for (s = 0; s < KS_NSTAT; s++)
+		ok &= kprog_stat_attr(s) >= KPROG_A_STAT_EVENTS && kprog_stat_attr(s) <= KPROG_A_MAX;
+	for (s = 1; s < KS_NSTAT; s++)
+		ok &= kprog_stat_attr(s) != kprog_stat_attr(s - 1);
+	EXPECT(ok && kprog_stat_attr(KS_WAKEUPS) == KPROG_A_STAT_WAKEUPS, "attribute of every counter");
 	EXPECT(!strcmp(kprog_stat_name(KS_EVENTS), "events") &&
 	       !strcmp(kprog_stat_name(KS_WAKEUPS), "wakeups") &&
 	       !strcmp(kprog_stat_name(KS_NSTAT), "?"), "counter names");
