@@ -211,6 +211,10 @@ int kprog_cancel(struct kprog_ep *ep, u64 req_id);
 void kprog_match_ep_gone(struct kprog_ep *ep);
 void kprog_match_ep_quiesce(struct kprog_ep *ep);
 
+/* netlink.c */
+int kprog_nl_init(void);
+void kprog_nl_exit(void);
+
 /* ring.c */
 int kprog_ring_alloc(struct kprog_ep *ep);
 void kprog_ring_free(struct kprog_ep *ep);

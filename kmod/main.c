@@ -13,6 +13,9 @@
 #include <linux/log2.h>
 #include "kprog.h"
 #include "transport.h"
+#include "irqsrc.h"
+#include "stats.h"
+#include "kprog_trace.h"
 
 unsigned int kprog_eager_limit = 8192;
 module_param_named(eager_limit, kprog_eager_limit, uint, 0444);
@@ -104,6 +107,10 @@ static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
 	err = is_send ? kprog_send(ep, &p) : kprog_recv(ep, &p);
 	if (err)
 		return err;
+	if (p.done) {
+		kprog_stat_add(KPROG_STAT_EVENTS, 1);
+		trace_kprog_complete(ep, &p.cqe, KPROG_WHERE_INLINE);
+	}
 	if (copy_to_user(&up->done, &p.done, sizeof(p.done)) ||
 	    copy_to_user(&up->cqe, &p.cqe, sizeof(p.cqe)))
 		return -EFAULT;
@@ -127,6 +134,21 @@ static long kprog_ioc_probe(struct kprog_ep *ep, void __user *uarg)
 	return 0;
 }
 
+static long kprog_ioc_irq_wait(void __user *uarg)
+{
+	struct kprog_irq_wait w;
+	int err;
+
+	if (copy_from_user(&w, uarg, sizeof(w)))
+		return -EFAULT;
+	err = kprog_irq_wait(&w);
+	if (err)
+		return err;
+	if (copy_to_user(uarg, &w, sizeof(w)))
+		return -EFAULT;
+	return 0;
+}
+
 static long kprog_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg)
 {
@@ -140,6 +162,8 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 		return put_user((u32)KPROG_ABI_VERSION, (u32 __user *)uarg);
 	case KPROG_IOC_JOIN:
 		return kprog_ioc_join(ep, uarg);
+	case KPROG_IOC_IRQ_WAIT:
+		return kprog_ioc_irq_wait(uarg);
 	case KPROG_IOC_SEND:
 	case KPROG_IOC_RECV:
 	case KPROG_IOC_PROBE:
@@ -260,11 +284,23 @@ static int __init kprog_init(void)
 		if (err)
 			goto err_xport;
 	}
-	err = misc_register(&kprog_misc);
+	err = kprog_irq_init();
 	if (err)
 		goto err_xport;
+	kprog_stats_debugfs_init();
+	err = misc_register(&kprog_misc);
+	if (err)
+		goto err_irq;
+	err = kprog_nl_init();
+	if (err)
+		goto err_misc;
 	return 0;
 
+err_misc:
+	misc_deregister(&kprog_misc);
+err_irq:
+	kprog_stats_debugfs_exit();
+	kprog_irq_exit();
 err_xport:
 	kprog_transports_exit(i);
 	kprog_ep_exit();
@@ -273,7 +309,11 @@ err_xport:
 
 static void __exit kprog_exit(void)
 {
+	/* No new netlink request, then no new file: nothing can restart. */
+	kprog_nl_exit();
 	misc_deregister(&kprog_misc);
+	kprog_stats_debugfs_exit();
+	kprog_irq_exit();
 	/* Transfers may still run after the last close; they free into ep. */
 	kprog_transports_exit(ARRAY_SIZE(kprog_transports));
 	kprog_ep_exit();

@@ -22,6 +22,8 @@
 #include <linux/uaccess.h>
 #include "kprog.h"
 #include "transport.h"
+#include "stats.h"
+#include "kprog_trace.h"
 
 static const struct kprog_transport *
 kprog_transport_for(struct kprog_op *sop, struct kprog_op *rop)
@@ -70,6 +72,7 @@ static void kprog_xfer_setup(struct kprog_xfer *x, struct kprog_op *s,
 	x->dst.nr_iov = r->nr_iov;
 	x->len = min(s->len, r->len);
 	x->xport = kprog_transport_for(s, r);
+	trace_kprog_match(s, r);
 	s->state = KPROG_OP_MATCHED;
 	r->state = KPROG_OP_MATCHED;
 	if (!s->eager)
@@ -192,6 +195,7 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	op = kprog_op_create(ep, p, true);
 	if (IS_ERR(op))
 		return PTR_ERR(op);
+	trace_kprog_post(ep, op, p->flags);
 	charge = op->len + KPROG_EAGER_OVERHEAD;
 	eager = !(p->flags & KPROG_SEND_SYNC) && op->len <= job->eager_limit &&
 		charge <= kprog_eager_quota;
@@ -287,6 +291,7 @@ static u64 kprog_copy_out(struct kprog_op *r, struct kprog_op *s, int *err)
 	u32 i;
 
 	*err = 0;
+	trace_kprog_copy_start(s, r, n, 0);
 	for (i = 0; i < r->nr_iov && pos < n; i++) {
 		c = min(r->iov[i].len, n - pos);
 		if (copy_to_user(u64_to_user_ptr(r->iov[i].base),
@@ -296,6 +301,8 @@ static u64 kprog_copy_out(struct kprog_op *r, struct kprog_op *s, int *err)
 		}
 		pos += c;
 	}
+	kprog_stat_add(KPROG_STAT_BYTES, pos);
+	trace_kprog_copy_end(s, r, pos, *err);
 	if (!*err && s->len > r->len)
 		*err = -EMSGSIZE;
 	return pos;
@@ -331,6 +338,7 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 	op = kprog_op_create(ep, p, false);
 	if (IS_ERR(op))
 		return PTR_ERR(op);
+	trace_kprog_post(ep, op, p->flags);
 	x = kzalloc(sizeof(*x), GFP_KERNEL_ACCOUNT);
 	if (!x) {
 		err = -ENOMEM;
@@ -364,6 +372,7 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 	if (s) {
 		list_del_init(&s->qnode);
 		if (s->eager) {
+			trace_kprog_match(s, op);
 			s->state = KPROG_OP_DONE;
 			ep->eager_bytes -= s->charge;
 		} else {

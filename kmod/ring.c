@@ -9,6 +9,8 @@
 #include <linux/vmalloc.h>
 #include <linux/hrtimer.h>
 #include "kprog.h"
+#include "stats.h"
+#include "kprog_trace.h"
 
 /**
  * kprog_ring_alloc() - allocate the ring of a joining endpoint
@@ -101,6 +103,7 @@ void kprog_op_complete(struct kprog_op *op, const struct kprog_cqe *cqe)
 	struct kprog_ep *ep = op->owner;
 	unsigned long flags;
 	bool put = true;
+	int where;
 
 	spin_lock_irqsave(&ep->olock, flags);
 	if (op->olist != KPROG_OL_ACTIVE) {
@@ -111,20 +114,31 @@ void kprog_op_complete(struct kprog_op *op, const struct kprog_cqe *cqe)
 	if (ep->closed) {
 		op->olist = KPROG_OL_NONE;
 		kprog_op_release_slot(ep, op);
+		where = KPROG_WHERE_DROPPED;
 	} else if (list_empty(&ep->overflow) && kprog_ring_room(ep)) {
+		/* Counted before user space can see it. */
+		kprog_stat_add(KPROG_STAT_EVENTS, 1);
 		kprog_ring_write(ep, cqe);
 		op->olist = KPROG_OL_NONE;
 		kprog_op_release_slot(ep, op);
+		where = KPROG_WHERE_RING;
 	} else {
+		kprog_stat_add(KPROG_STAT_EVENTS, 1);
 		/* The op keeps its slot, which bounds the overflow list. */
 		op->cqe = *cqe;
 		list_add_tail(&op->onode, &ep->overflow);
 		op->olist = KPROG_OL_OVERFLOW;
 		WRITE_ONCE(ep->hdr->overflow, 1);
 		put = false;
+		where = KPROG_WHERE_OVERFLOW;
 	}
 	spin_unlock_irqrestore(&ep->olock, flags);
-	wake_up(&ep->wq);
+	trace_kprog_complete(ep, cqe, where);
+	/* wq_has_sleeper() orders the ring update before its check. */
+	if (wq_has_sleeper(&ep->wq)) {
+		kprog_stat_add(KPROG_STAT_WAKEUPS, 1);
+		wake_up(&ep->wq);
+	}
 	if (put)
 		kprog_op_put(op);
 }

@@ -12,6 +12,8 @@
 #include <linux/workqueue.h>
 #include "kprog.h"
 #include "transport.h"
+#include "stats.h"
+#include "kprog_trace.h"
 
 #define KPROG_SHM_CHUNK		64	/* pages per side per step */
 
@@ -143,22 +145,24 @@ out_src:
 	return ret;
 }
 
-static void kprog_shm_run(struct kprog_xfer *x)
+/* The whole transfer; returns the bytes copied, *err says why it stopped. */
+static u64 kprog_shm_copy_all(struct kprog_xfer *x, int *err)
 {
 	struct kprog_shm_cursor sc = { .d = &x->src }, dc = { .d = &x->dst };
 	struct page **pages;
 	u64 done = 0, n;
 	long ret;
-	int err = 0;
 
+	*err = 0;
+	trace_kprog_copy_start(x->sop, x->rop, x->len, 0);
 	pages = kmalloc_array(2 * KPROG_SHM_CHUNK, sizeof(*pages), GFP_KERNEL);
 	if (!pages) {
-		err = -ENOMEM;
+		*err = -ENOMEM;
 		goto out;
 	}
 	while (done < x->len) {
 		if (kprog_xfer_aborted(x)) {
-			err = -ECONNRESET;
+			*err = -ECONNRESET;
 			break;
 		}
 		n = min3(x->len - done, kprog_shm_span(&sc),
@@ -166,22 +170,41 @@ static void kprog_shm_run(struct kprog_xfer *x)
 		ret = kprog_shm_step(x, &sc, &dc, n, pages,
 				     pages + KPROG_SHM_CHUNK);
 		if (ret < 0) {
-			err = ret;
+			*err = ret;
 			break;
 		}
 		kprog_shm_advance(&sc, ret);
 		kprog_shm_advance(&dc, ret);
 		done += ret;
+		kprog_stat_add(KPROG_STAT_BYTES, ret);
 		cond_resched();
 	}
 	kfree(pages);
 out:
+	trace_kprog_copy_end(x->sop, x->rop, done, *err);
+	return done;
+}
+
+/* In the poster's context, for small transfers. */
+static void kprog_shm_run(struct kprog_xfer *x)
+{
+	u64 done;
+	int err;
+
+	done = kprog_shm_copy_all(x, &err);
 	kprog_xfer_done(x, done, err);
 }
 
 static void kprog_shm_work(struct work_struct *work)
 {
-	kprog_shm_run(container_of(work, struct kprog_xfer, work));
+	struct kprog_xfer *x = container_of(work, struct kprog_xfer, work);
+	u64 start = kprog_stat_clock(), done;
+	int err;
+
+	done = kprog_shm_copy_all(x, &err);
+	/* Counted before the completions make it visible to user space. */
+	kprog_stat_run(KPROG_STAT_WORK_ITEMS, start);
+	kprog_xfer_done(x, done, err);
 }
 
 static int kprog_shm_submit(struct kprog_xfer *x)

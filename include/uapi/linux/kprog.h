@@ -223,7 +223,6 @@ struct kprog_irq_wait {
 	__u64 seq;		/* out: fires on @cpu since the source started */
 };
 
-
 #define KPROG_IOC_MAGIC		0xB7
 #define KPROG_IOC_VERSION	_IOR(KPROG_IOC_MAGIC, 0, __u32)
 #define KPROG_IOC_JOIN		_IOWR(KPROG_IOC_MAGIC, 1, struct kprog_join)
@@ -243,13 +242,19 @@ struct kprog_irq_wait {
  *   or the last reset). Offline CPUs are included: their counts persist.
  * KPROG_CMD_RESET_STATS (CAP_NET_ADMIN): zero every counter of every CPU.
  * KPROG_CMD_IRQ_START (CAP_NET_ADMIN): arm a pinned hrtimer on each CPU
- *   of KPROG_A_IRQ_CPUS (all online CPUs if absent) firing KPROG_A_IRQ_HZ
- *   times a second (1..irq_max_hz, a module parameter) and doing
- *   KPROG_A_IRQ_MODE work on each fire, plus KPROG_A_IRQ_LOAD_NS of busy
- *   work in that context (0 if absent; at most 1/4 of the period). It
- *   stops by itself after KPROG_A_IRQ_DURATION_MS (required, at most
+ *   of KPROG_A_IRQ_CPUS (all online CPUs if absent; every CPU named must
+ *   be online, the attribute a whole number of __u64 words) firing
+ *   KPROG_A_IRQ_HZ (required) times a second (1..irq_max_hz, a module
+ *   parameter) and doing KPROG_A_IRQ_MODE (KPROG_IRQ_HARDIRQ if absent)
+ *   work on each fire, plus KPROG_A_IRQ_LOAD_NS of busy work in that
+ *   context (0 if absent; at most 1/4 of the period and irq_max_load_ns).
+ *   It stops by itself after KPROG_A_IRQ_DURATION_MS (required, at most
  *   irq_max_duration_ms), at KPROG_CMD_IRQ_STOP or at module unload.
- *   EBUSY if already running.
+ *   EBUSY if already running. ERANGE for a value out of its range (hz,
+ *   mode, duration, load, or a CPU bitmap shorter than one word or longer
+ *   than the kernel's NR_CPUS), EINVAL for a missing, malformed or unknown
+ *   attribute or a CPU that does not exist or is offline; both with an
+ *   extended ack message.
  * KPROG_CMD_IRQ_STOP (CAP_NET_ADMIN): stop it; not an error if idle.
  * KPROG_CMD_IRQ_STATUS (any user): KPROG_A_IRQ_RUNNING, and while
  *   running KPROG_A_IRQ_HZ, KPROG_A_IRQ_MODE, KPROG_A_IRQ_LOAD_NS,
@@ -267,6 +272,7 @@ enum kprog_genl_cmd {
 	KPROG_CMD_IRQ_STATUS,
 	__KPROG_CMD_MAX,
 };
+
 #define KPROG_CMD_MAX		(__KPROG_CMD_MAX - 1)
 
 /* What the interrupt source does on each fire. */
@@ -299,8 +305,15 @@ enum kprog_genl_attr {
 	KPROG_A_IRQ_DURATION_MS,	/* u32 */
 	KPROG_A_IRQ_CPUS,		/* binary: bitmap, __u64 words, bit n = CPU n */
 	KPROG_A_IRQ_RUNNING,		/* u8: 0 or 1 */
+	/*
+	 * per-CPU counter, u64: interrupt-source fires that found their
+	 * tasklet or work item still pending (no new run queued), so that
+	 * TASKLET_RUNS (or WORK_ITEMS) + COALESCED = HARDIRQ_RUNS
+	 */
+	KPROG_A_STAT_COALESCED,
 	__KPROG_A_MAX,
 };
+
 #define KPROG_A_MAX		(__KPROG_A_MAX - 1)
 
 #endif /* _UAPI_LINUX_KPROG_H */
