@@ -107,6 +107,8 @@ void irqcost_mech_stats(const struct irqcost_results *r, int mi, int ref, struct
 	out->tasklet_ns = kprog_stats_ns_per(sum.v[KS_TASKLET_NS], sum.v[KS_TASKLET_RUNS]);
 	out->work_ns = kprog_stats_ns_per(sum.v[KS_WORK_NS], sum.v[KS_WORK_ITEMS]);
 	out->module_us_per_irq = kprog_stats_ns_per(module_ns(&sum), sum.v[KS_HARDIRQ_RUNS]) / 1e3;
+	out->coalesced_per_irq = sum.v[KS_HARDIRQ_RUNS] ?
+		(double)sum.v[KS_COALESCED] / (double)sum.v[KS_HARDIRQ_RUNS] : 0;
 	out->wakeups_per_irq = sum.v[KS_HARDIRQ_RUNS] ?
 		(double)sum.v[KS_WAKEUPS] / (double)sum.v[KS_HARDIRQ_RUNS] : 0;
 	free(v);
@@ -172,21 +174,24 @@ void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
 	fprintf(f, "\nPer mechanism: the seed's c * (t2 - t1) / j over the %d core(s), ratio to %s in the same repetition;\n"
 		"module: time the module accounted per run of each of its contexts, and in all of them per fire\n",
 		r->c, kprog_irq_mode_name((uint32_t)r->modes[ref]));
-	fprintf(f, "%-9s %-28s %-24s %11s %11s %11s %10s %10s\n", "mechanism", "us/irq [min..max]",
-		"ratio [min..max]", "hardirq_ns", "tasklet_ns", "work_ns", "module_us", "unseen_us");
+	fprintf(f, "%-9s %-28s %-24s %11s %11s %11s %10s %10s %10s\n", "mechanism",
+		"us/irq [min..max]", "ratio [min..max]", "hardirq_ns", "tasklet_ns", "work_ns",
+		"module_us", "unseen_us", "coalesced");
 	for (mi = 0; mi < r->m; mi++) {
 		struct mech_stats ms;
 
 		irqcost_mech_stats(r, mi, ref, &ms);
 		fmt_summary(a, sizeof(a), &ms.seed_us, 3);
 		fmt_summary(b, sizeof(b), &ms.ratio, 2);
-		fprintf(f, "%-9s %-28s %-24s %11.0f %11.0f %11.0f %10.3f %10.3f\n",
+		fprintf(f, "%-9s %-28s %-24s %11.0f %11.0f %11.0f %10.3f %10.3f %9.1f%%\n",
 			kprog_irq_mode_name((uint32_t)r->modes[mi]), a, b, ms.hardirq_ns, ms.tasklet_ns,
 			ms.work_ns, ms.module_us_per_irq,
-			ms.seed_us.n ? ms.seed_us.median - ms.module_us_per_irq : NAN);
+			ms.seed_us.n ? ms.seed_us.median - ms.module_us_per_irq : NAN,
+			100 * ms.coalesced_per_irq);
 	}
 	fprintf(f, "unseen_us = us/irq - module_us: stolen time the module's accounting does not see\n"
-		"(interrupt entry/exit, softirq and scheduler work, context switches, cache effects).\n");
+		"(interrupt entry/exit, softirq and scheduler work, context switches, cache effects).\n"
+		"coalesced: fires that found the previous tasklet or work item still pending (no new run).\n");
 }
 
 int irqcost_write_data(const char *dir, const struct irqcost_results *r)
@@ -205,10 +210,10 @@ int irqcost_write_data(const char *dir, const struct irqcost_results *r)
 		"# rep: repetition (0-based); mechanism: what the module did on each fire; cpu: core\n"
 		"# t1_s / t2_s: workload wall time without / with the source (s)\n"
 		"# irqs: module hardirq_runs on that core during t2; us_per_irq: (t2 - t1) / irqs (us)\n"
-		"# hardirq_ns .. wakeups: module counter deltas on that core during t2\n"
+		"# hardirq_ns .. coalesced: module counter deltas on that core during t2\n"
 		"# user_wakes: returns of the pinned KPROG_IOC_IRQ_WAIT thread (wake mode)\n"
 		"# stage1_irqs: hardirq_runs during t1 (expected 0); partial: 1 if the source stopped early\n"
-		"# rep mechanism cpu t1_s t2_s irqs us_per_irq hardirq_ns tasklet_runs tasklet_ns work_items work_ns wakeups user_wakes stage1_irqs partial\n",
+		"# rep mechanism cpu t1_s t2_s irqs us_per_irq hardirq_ns tasklet_runs tasklet_ns work_items work_ns wakeups coalesced user_wakes stage1_irqs partial\n",
 		r->hz, r->load_ns, (unsigned long long)r->iters);
 	for (rep = 0; rep < r->reps; rep++)
 		for (mi = 0; mi < r->m; mi++)
@@ -217,7 +222,7 @@ int irqcost_write_data(const char *dir, const struct irqcost_results *r)
 							*s = irqcost_run(r, rep, mi, k);
 				const uint64_t *v = s->d.v;
 
-				fprintf(f, "%d %s %d %.6f %.6f %llu %.4f %llu %llu %llu %llu %llu %llu %llu %llu %d\n",
+				fprintf(f, "%d %s %d %.6f %.6f %llu %.4f %llu %llu %llu %llu %llu %llu %llu %llu %llu %d\n",
 					rep, kprog_irq_mode_name((uint32_t)r->modes[mi]), r->cpu[k], b->t, s->t,
 					(unsigned long long)v[KS_HARDIRQ_RUNS],
 					overhead_per_irq(b->t, s->t, v[KS_HARDIRQ_RUNS]) * 1e6,
@@ -226,6 +231,7 @@ int irqcost_write_data(const char *dir, const struct irqcost_results *r)
 					(unsigned long long)v[KS_TASKLET_NS],
 					(unsigned long long)v[KS_WORK_ITEMS],
 					(unsigned long long)v[KS_WORK_NS], (unsigned long long)v[KS_WAKEUPS],
+					(unsigned long long)v[KS_COALESCED],
 					(unsigned long long)s->user_wakes,
 					(unsigned long long)b->d.v[KS_HARDIRQ_RUNS], s->partial);
 			}

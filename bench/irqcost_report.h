@@ -62,6 +62,7 @@ struct mech_stats {
 	double hardirq_ns, tasklet_ns, work_ns;	/* module ns per run of each context */
 	double module_us_per_irq;	/* all module contexts per fire */
 	double wakeups_per_irq;		/* module's wakeups counter per fire */
+	double coalesced_per_irq;	/* fires that queued no new tasklet/work run */
 };
 
 void irqcost_core_stats(const struct irqcost_results *r, int mi, int k, struct core_stats *out);

@@ -48,6 +48,8 @@ static const char usage_text[] =
 "  work        workqueue items run           work_us     time spent in them\n"
 "  MB          payload moved, 10^6 bytes\n"
 "  wakeups     user threads woken\n"
+"  coalesced   interrupt-source fires that found their tasklet or work item\n"
+"              still pending (no new run queued)\n"
 "\n"
 "Exit status: 0 fine; 1 bad option or a netlink error (e.g. -r without\n"
 "CAP_NET_ADMIN); 2 the kprog module is not loaded.\n";
@@ -89,6 +91,7 @@ static const struct col {
 	{ "work_us", KS_WORK_NS, 1e-3, 1 },
 	{ "MB", KS_BYTES, 1e-6, 2 },
 	{ "wakeups", KS_WAKEUPS, 1, 0 },
+	{ "coalesced", KS_COALESCED, 1, 0 },
 };
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 

@@ -49,6 +49,7 @@ static struct nla_policy kprog_policy[KPROG_A_MAX + 1] = {
 	[KPROG_A_IRQ_DURATION_MS] = { .type = NLA_U32 },
 	[KPROG_A_IRQ_CPUS] = { .type = NLA_UNSPEC },
 	[KPROG_A_IRQ_RUNNING] = { .type = NLA_U8 },
+	[KPROG_A_STAT_COALESCED] = { .type = NLA_U64 },
 };
 
 static const char *const mode_names[__KPROG_IRQ_MODE_MAX] = {

@@ -12,6 +12,7 @@ static const char *const names[KS_NSTAT] = {
 	[KS_WORK_NS] = "work_ns",
 	[KS_BYTES] = "bytes",
 	[KS_WAKEUPS] = "wakeups",
+	[KS_COALESCED] = "coalesced",
 };
 
 static const int attrs[KS_NSTAT] = {
@@ -24,6 +25,7 @@ static const int attrs[KS_NSTAT] = {
 	[KS_WORK_NS] = KPROG_A_STAT_WORK_NS,
 	[KS_BYTES] = KPROG_A_STAT_BYTES,
 	[KS_WAKEUPS] = KPROG_A_STAT_WAKEUPS,
+	[KS_COALESCED] = KPROG_A_STAT_COALESCED,
 };
 
 int kprog_stat_attr(enum kprog_stat s)

@@ -22,6 +22,7 @@ enum kprog_stat {
 	KS_WORK_NS,
 	KS_BYTES,
 	KS_WAKEUPS,
+	KS_COALESCED,
 	KS_NSTAT,
 };
 

@@ -102,6 +102,14 @@ void test_irqcost_report(void)
 	EXPECT(NEAR(ms.hardirq_ns, 500, 1e-9) && NEAR(ms.tasklet_ns, 1500, 1e-9) && ms.work_ns == 0,
 	       "module ns per context run");
 	EXPECT(ms.irqs == (uint64_t)R * (1000 + 1100), "j summed over repetitions");
+	EXPECT(ms.coalesced_per_irq == 0 && ms.wakeups_per_irq == 0, "nothing coalesced or woken");
+	irqcost_run(&r, 0, 0, 1)->d.v[KS_COALESCED] = 63;
+	irqcost_run(&r, 1, 0, 0)->d.v[KS_WAKEUPS] = 420;
+	irqcost_mech_stats(&r, 0, irqcost_ref(&r), &ms);
+	EXPECT(NEAR(ms.coalesced_per_irq, 63.0 / 6300, 1e-12) &&
+	       NEAR(ms.wakeups_per_irq, 420.0 / 6300, 1e-12), "coalesced and wakeups per fire");
+	irqcost_core_stats(&r, 0, 0, &cs);
+	EXPECT(NEAR(cs.wakeups_per_irq, 420.0 / 3000, 1e-12), "wakeups per fire on one core");
 	irqcost_mech_stats(&r, 1, irqcost_ref(&r), &ms);
 	EXPECT(NEAR(ms.ratio.median, 1, 1e-12), "reference against itself is 1");
 

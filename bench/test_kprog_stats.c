@@ -43,7 +43,8 @@ void test_kprog_stats(void)
 		ok &= kprog_stat_attr(s) >= KPROG_A_STAT_EVENTS && kprog_stat_attr(s) <= KPROG_A_MAX;
 	for (s = 1; s < KS_NSTAT; s++)
 		ok &= kprog_stat_attr(s) != kprog_stat_attr(s - 1);
-	EXPECT(ok && kprog_stat_attr(KS_WAKEUPS) == KPROG_A_STAT_WAKEUPS, "attribute of every counter");
+	EXPECT(ok && kprog_stat_attr(KS_WAKEUPS) == KPROG_A_STAT_WAKEUPS &&
+	       kprog_stat_attr(KS_COALESCED) == KPROG_A_STAT_COALESCED, "attribute of every counter");
 	EXPECT(!strcmp(kprog_stat_name(KS_EVENTS), "events") &&
 	       !strcmp(kprog_stat_name(KS_WAKEUPS), "wakeups") &&
 	       !strcmp(kprog_stat_name(KS_NSTAT), "?"), "counter names");
