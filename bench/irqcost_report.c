@@ -34,6 +34,29 @@ static uint64_t module_ns(const struct kprog_cpu_stats *d)
 	return d->v[KS_HARDIRQ_NS] + d->v[KS_TASKLET_NS] + d->v[KS_WORK_NS];
 }
 
+/*
+ * Core @k, mechanism @mi: the fastest stage-1 time, the fastest stage-2
+ * time and the interrupts counted in that stage-2 run.
+ */
+static void fastest(const struct irqcost_results *r, int mi, int k, double *t1, double *t2,
+		    uint64_t *irqs)
+{
+	int rep;
+
+	*t1 = *t2 = INFINITY;
+	*irqs = 0;
+	for (rep = 0; rep < r->reps; rep++) {
+		const struct irq_sample *s = irqcost_run(r, rep, mi, k);
+
+		if (irqcost_base(r, rep, k)->t < *t1)
+			*t1 = irqcost_base(r, rep, k)->t;
+		if (s->t < *t2) {
+			*t2 = s->t;
+			*irqs = s->d.v[KS_HARDIRQ_RUNS];
+		}
+	}
+}
+
 void irqcost_core_stats(const struct irqcost_results *r, int mi, int k, struct core_stats *out)
 {
 	double *t1 = scratch(r->reps), *t2 = scratch(r->reps), *n = scratch(r->reps),
@@ -61,6 +84,14 @@ void irqcost_core_stats(const struct irqcost_results *r, int mi, int k, struct c
 	out->irqs = summarize(n, (size_t)r->reps);
 	out->us_per_irq = summarize_finite(o, (size_t)r->reps);
 	out->module_us_per_irq = kprog_stats_ns_per(ns, irqs) / 1e3;
+	out->irq_hz = out->t2.median > 0 ? out->irqs.median / out->t2.median : 0;
+	{
+		double a, b;
+		uint64_t i;
+
+		fastest(r, mi, k, &a, &b, &i);
+		out->us_per_irq_min = overhead_per_irq(a, b, i) * 1e6;
+	}
 	out->wakeups_per_irq = irqs ? (double)wakes / (double)irqs : 0;
 	free(t1);
 	free(t2);
@@ -86,23 +117,46 @@ static double seed_us(const struct irqcost_results *r, int rep, int mi, uint64_t
 	return v;
 }
 
+/* The seed's aggregate per repetition (@per_rep) and from the fastest runs (@min). */
+static void mech_overheads(const struct irqcost_results *r, int mi, struct summary *per_rep,
+			   double *min)
+{
+	double *v = scratch(r->reps), *t1 = scratch(r->c), *t2 = scratch(r->c);
+	uint64_t j, i, jmin = 0;
+	int rep, k;
+
+	for (rep = 0; rep < r->reps; rep++)
+		v[rep] = seed_us(r, rep, mi, &j);
+	*per_rep = summarize_finite(v, (size_t)r->reps);
+	for (k = 0; k < r->c; k++) {
+		fastest(r, mi, k, &t1[k], &t2[k], &i);
+		jmin += i;
+	}
+	*min = r->reps ? seed_overhead(t1, t2, (size_t)r->c, jmin) * 1e6 : NAN;
+	free(v);
+	free(t1);
+	free(t2);
+}
+
 void irqcost_mech_stats(const struct irqcost_results *r, int mi, int ref, struct mech_stats *out)
 {
-	double *v = scratch(r->reps), *ratio = scratch(r->reps);
 	struct kprog_cpu_stats sum = { .cpu = -1 };
-	uint64_t j, jref;
+	struct summary ref_rep;
+	double ref_min;
+	uint64_t j;
 	int rep, k;
 
 	memset(out, 0, sizeof(*out));
+	mech_overheads(r, mi, &out->seed_us, &out->seed_us_min);
+	mech_overheads(r, ref, &ref_rep, &ref_min);
+	out->ratio = overhead_ratio(out->seed_us.median, ref_rep.median);
+	out->ratio_min = overhead_ratio(out->seed_us_min, ref_min);
 	for (rep = 0; rep < r->reps; rep++) {
-		v[rep] = seed_us(r, rep, mi, &j);
-		ratio[rep] = overhead_ratio(v[rep], seed_us(r, rep, ref, &jref));
+		seed_us(r, rep, mi, &j);
 		out->irqs += j;
 		for (k = 0; k < r->c; k++)
 			kprog_stats_add(&sum, &irqcost_run(r, rep, mi, k)->d);
 	}
-	out->seed_us = summarize_finite(v, (size_t)r->reps);
-	out->ratio = summarize_finite(ratio, (size_t)r->reps);
 	out->hardirq_ns = kprog_stats_ns_per(sum.v[KS_HARDIRQ_NS], sum.v[KS_HARDIRQ_RUNS]);
 	out->tasklet_ns = kprog_stats_ns_per(sum.v[KS_TASKLET_NS], sum.v[KS_TASKLET_RUNS]);
 	out->work_ns = kprog_stats_ns_per(sum.v[KS_WORK_NS], sum.v[KS_WORK_ITEMS]);
@@ -111,8 +165,6 @@ void irqcost_mech_stats(const struct irqcost_results *r, int mi, int ref, struct
 		(double)sum.v[KS_COALESCED] / (double)sum.v[KS_HARDIRQ_RUNS] : 0;
 	out->wakeups_per_irq = sum.v[KS_HARDIRQ_RUNS] ?
 		(double)sum.v[KS_WAKEUPS] / (double)sum.v[KS_HARDIRQ_RUNS] : 0;
-	free(v);
-	free(ratio);
 }
 
 int irqcost_ref(const struct irqcost_results *r)
@@ -138,19 +190,22 @@ static void fmt_summary(char *buf, size_t len, const struct summary *s, int deci
 void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
 {
 	int ref = irqcost_ref(r), mi, k, warned = 0;
+	const char *refname = kprog_irq_mode_name((uint32_t)r->modes[ref]);
 	char a[64], b[64];
 
-	fprintf(f, "\nirqcost: %d core(s), %u Hz per core, load %u ns per fire, workload %llu iterations (~%.2f s), %d repetition(s)%s\n",
+	fprintf(f, "\nirqcost: %d core(s), %u Hz asked per core, load %u ns per fire, workload %llu iterations (calibrated for ~%.2f s), %d repetition(s)%s\n",
 		r->c, r->hz, r->load_ns, (unsigned long long)r->iters, r->seconds, r->reps,
 		r->fifo ? "" : ", wake threads SCHED_OTHER");
-	fprintf(f, "t1: workload time without the source (stage 1), t2: with it (stage 2), irqs: the module's\n"
-		"hardirq_runs on that core while the thread ran; us/irq = (t2 - t1) / irqs per repetition;\n"
-		"values are medians over the repetitions, [min..max] their spread.\n");
+	fprintf(f, "t1/t2: workload wall time without/with the source; irqs: the module's hardirq_runs on that core\n"
+		"while the thread ran; irq_hz = irqs / t2, the rate achieved. us/irq = (t2 - t1) / irqs per\n"
+		"repetition: median [min..max] over the repetitions. us/irq_min: from the fastest t1 and t2 (load\n"
+		"from outside the benchmark only adds time: the least disturbed estimate).\n");
 	if (emulated)
 		fprintf(f, "Running under a hypervisor: absolute times are emulated, compare the ratios.\n");
 
-	fprintf(f, "\nPer core\n%-9s %4s %10s %10s %9s  %-28s %10s %9s\n", "mechanism", "cpu", "t1_s",
-		"t2_s", "irqs", "us/irq [min..max]", "module_us", "wakes/irq");
+	fprintf(f, "\nPer core (medians)\n%-9s %4s %9s %9s %8s %7s  %-28s %10s %10s %9s\n", "mechanism",
+		"cpu", "t1_s", "t2_s", "irqs", "irq_hz", "us/irq [min..max]", "us/irq_min", "module_us",
+		"wakes/irq");
 	for (mi = 0; mi < r->m; mi++) {
 		for (k = 0; k < r->c; k++) {
 			struct core_stats cs;
@@ -161,37 +216,38 @@ void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
 				snprintf(b, sizeof(b), "%.3f", cs.wakeups_per_irq);
 			else
 				snprintf(b, sizeof(b), "-");
-			fprintf(f, "%-9s %4d %10.5f %10.5f %9.0f  %-28s %10.3f %9s%s\n",
+			fprintf(f, "%-9s %4d %9.4f %9.4f %8.0f %7.0f  %-28s %10.3f %10.3f %9s%s\n",
 				kprog_irq_mode_name((uint32_t)r->modes[mi]), r->cpu[k], cs.t1.median,
-				cs.t2.median, cs.irqs.median, a, cs.module_us_per_irq, b,
-				cs.partial ? "  partial" : "");
+				cs.t2.median, cs.irqs.median, cs.irq_hz, a, cs.us_per_irq_min,
+				cs.module_us_per_irq, b, cs.partial ? "  partial" : "");
 			if (cs.stage1_irqs && !warned++)
 				fprintf(f, "  (the module counted %llu hard-interrupt runs on CPU %d during stage 1: another user of the source?)\n",
 					(unsigned long long)cs.stage1_irqs, r->cpu[k]);
 		}
 	}
 
-	fprintf(f, "\nPer mechanism: the seed's c * (t2 - t1) / j over the %d core(s), ratio to %s in the same repetition;\n"
-		"module: time the module accounted per run of each of its contexts, and in all of them per fire\n",
-		r->c, kprog_irq_mode_name((uint32_t)r->modes[ref]));
-	fprintf(f, "%-9s %-28s %-24s %11s %11s %11s %10s %10s %10s\n", "mechanism",
-		"us/irq [min..max]", "ratio [min..max]", "hardirq_ns", "tasklet_ns", "work_ns",
-		"module_us", "unseen_us", "coalesced");
+	fprintf(f, "\nPer mechanism: the seed's c * (t2 - t1) / j over the %d core(s) (j: all interrupts counted),\n"
+		"per repetition [min..max] and from the fastest runs (_min); ratio: to %s, measured in the same run\n",
+		r->c, refname);
+	fprintf(f, "%-9s %-28s %6s %10s %9s %11s %11s %11s %10s %10s %10s\n", "mechanism",
+		"us/irq [min..max]", "ratio", "us/irq_min", "ratio_min", "hardirq_ns", "tasklet_ns",
+		"work_ns", "module_us", "unseen_us", "coalesced");
 	for (mi = 0; mi < r->m; mi++) {
 		struct mech_stats ms;
 
 		irqcost_mech_stats(r, mi, ref, &ms);
 		fmt_summary(a, sizeof(a), &ms.seed_us, 3);
-		fmt_summary(b, sizeof(b), &ms.ratio, 2);
-		fprintf(f, "%-9s %-28s %-24s %11.0f %11.0f %11.0f %10.3f %10.3f %9.1f%%\n",
-			kprog_irq_mode_name((uint32_t)r->modes[mi]), a, b, ms.hardirq_ns, ms.tasklet_ns,
-			ms.work_ns, ms.module_us_per_irq,
+		fprintf(f, "%-9s %-28s %6.2f %10.3f %9.2f %11.0f %11.0f %11.0f %10.3f %10.3f %9.1f%%\n",
+			kprog_irq_mode_name((uint32_t)r->modes[mi]), a, ms.ratio, ms.seed_us_min,
+			ms.ratio_min, ms.hardirq_ns, ms.tasklet_ns, ms.work_ns, ms.module_us_per_irq,
 			ms.seed_us.n ? ms.seed_us.median - ms.module_us_per_irq : NAN,
 			100 * ms.coalesced_per_irq);
 	}
-	fprintf(f, "unseen_us = us/irq - module_us: stolen time the module's accounting does not see\n"
-		"(interrupt entry/exit, softirq and scheduler work, context switches, cache effects).\n"
-		"coalesced: fires that found the previous tasklet or work item still pending (no new run).\n");
+	fprintf(f, "module: ns the module accounted per run of each of its contexts; module_us: in all of them per\n"
+		"fire; unseen_us = us/irq - module_us: stolen time its accounting cannot see (interrupt entry and\n"
+		"exit, softirq and scheduler work, context switches, caches). coalesced: fires that found the\n"
+		"previous tasklet or work item still pending. A ratio is nan when %s's cost was not above 0.\n",
+		refname);
 }
 
 int irqcost_write_data(const char *dir, const struct irqcost_results *r)
@@ -243,7 +299,8 @@ int irqcost_write_data(const char *dir, const struct irqcost_results *r)
 	if (!f)
 		return -errno;
 	fprintf(f, "# irqcost summary: added us per interrupt, median min max over %d repetition(s)\n"
-		"# columns: mechanism, then for each core: median min max, then the seed aggregate: median min max\n"
+		"# columns: mechanism, then for each core: median min max, then the seed aggregate: median min max,\n"
+		"# then the estimates from the fastest runs: one per core, then the seed aggregate\n"
 		"# cores:", r->reps);
 	for (k = 0; k < r->c; k++)
 		fprintf(f, " %d", r->cpu[k]);
@@ -260,7 +317,14 @@ int irqcost_write_data(const char *dir, const struct irqcost_results *r)
 				cs.us_per_irq.max);
 		}
 		irqcost_mech_stats(r, mi, irqcost_ref(r), &ms);
-		fprintf(f, " %.4f %.4f %.4f\n", ms.seed_us.median, ms.seed_us.min, ms.seed_us.max);
+		fprintf(f, " %.4f %.4f %.4f", ms.seed_us.median, ms.seed_us.min, ms.seed_us.max);
+		for (k = 0; k < r->c; k++) {
+			struct core_stats cs;
+
+			irqcost_core_stats(r, mi, k, &cs);
+			fprintf(f, " %.4f", cs.us_per_irq_min);
+		}
+		fprintf(f, " %.4f\n", ms.seed_us_min);
 	}
 	return fclose(f) ? -errno : 0;
 }
