@@ -91,7 +91,7 @@ static const char usage_text[] =
 "Output (stdout): a per-core table, us/irq = (t2 - t1) / irqs, and a\n"
 "per-mechanism table, the paper's aggregate c * (t2 - t1) / j (t1, t2\n"
 "averaged over the c cores, j all interrupts counted), both as median\n"
-"[min..max] over the repetitions and, as \"_min\", from each core's fastest\n"
+"[quartiles] over the repetitions and, as \"_min\", from each core's fastest\n"
 "runs (outside load only adds time). ratio: relative to hardirq (or the\n"
 "first mechanism), measured in the same run. module_us: time the module\n"
 "accounted in its own contexts per fire; unseen_us: the rest.\n"

@@ -177,14 +177,14 @@ int irqcost_ref(const struct irqcost_results *r)
 	return 0;
 }
 
-/* "median [min..max]" in a fixed width, "-" for no data. */
+/* "median [q1..q3]", "-" for no data. */
 static void fmt_summary(char *buf, size_t len, const struct summary *s, int decimals)
 {
 	if (!s->n)
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, "%.*f [%.*f..%.*f]", decimals, s->median, decimals, s->min,
-			 decimals, s->max);
+		snprintf(buf, len, "%.*f [%.*f..%.*f]", decimals, s->median, decimals, s->q1,
+			 decimals, s->q3);
 }
 
 void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
@@ -198,13 +198,13 @@ void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
 		r->fifo ? "" : ", wake threads SCHED_OTHER");
 	fprintf(f, "t1/t2: workload wall time without/with the source; irqs: the module's hardirq_runs on that core\n"
 		"while the thread ran; irq_hz = irqs / t2, the rate achieved. us/irq = (t2 - t1) / irqs per\n"
-		"repetition: median [min..max] over the repetitions. us/irq_min: from the fastest t1 and t2 (load\n"
+		"repetition: median [quartiles] over the repetitions. us/irq_min: from the fastest t1 and t2 (load\n"
 		"from outside the benchmark only adds time: the least disturbed estimate).\n");
 	if (emulated)
 		fprintf(f, "Running under a hypervisor: absolute times are emulated, compare the ratios.\n");
 
 	fprintf(f, "\nPer core (medians)\n%-9s %4s %9s %9s %8s %7s  %-28s %10s %10s %9s\n", "mechanism",
-		"cpu", "t1_s", "t2_s", "irqs", "irq_hz", "us/irq [min..max]", "us/irq_min", "module_us",
+		"cpu", "t1_s", "t2_s", "irqs", "irq_hz", "us/irq [q1..q3]", "us/irq_min", "module_us",
 		"wakes/irq");
 	for (mi = 0; mi < r->m; mi++) {
 		for (k = 0; k < r->c; k++) {
@@ -227,10 +227,10 @@ void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
 	}
 
 	fprintf(f, "\nPer mechanism: the seed's c * (t2 - t1) / j over the %d core(s) (j: all interrupts counted),\n"
-		"per repetition [min..max] and from the fastest runs (_min); ratio: to %s, measured in the same run\n",
+		"per repetition [q1..q3] and from the fastest runs (_min); ratio: to %s, measured in the same run\n",
 		r->c, refname);
 	fprintf(f, "%-9s %-28s %6s %10s %9s %11s %11s %11s %10s %10s %10s\n", "mechanism",
-		"us/irq [min..max]", "ratio", "us/irq_min", "ratio_min", "hardirq_ns", "tasklet_ns",
+		"us/irq [q1..q3]", "ratio", "us/irq_min", "ratio_min", "hardirq_ns", "tasklet_ns",
 		"work_ns", "module_us", "unseen_us", "coalesced");
 	for (mi = 0; mi < r->m; mi++) {
 		struct mech_stats ms;
@@ -298,8 +298,8 @@ int irqcost_write_data(const char *dir, const struct irqcost_results *r)
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "# irqcost summary: added us per interrupt, median min max over %d repetition(s)\n"
-		"# columns: mechanism, then for each core: median min max, then the seed aggregate: median min max,\n"
+	fprintf(f, "# irqcost summary: added us per interrupt, median q1 q3 (quartiles) over %d repetition(s)\n"
+		"# columns: mechanism, then for each core: median q1 q3, then the seed aggregate: median q1 q3,\n"
 		"# then the estimates from the fastest runs: one per core, then the seed aggregate\n"
 		"# cores:", r->reps);
 	for (k = 0; k < r->c; k++)
@@ -313,11 +313,11 @@ int irqcost_write_data(const char *dir, const struct irqcost_results *r)
 			struct core_stats cs;
 
 			irqcost_core_stats(r, mi, k, &cs);
-			fprintf(f, " %.4f %.4f %.4f", cs.us_per_irq.median, cs.us_per_irq.min,
-				cs.us_per_irq.max);
+			fprintf(f, " %.4f %.4f %.4f", cs.us_per_irq.median, cs.us_per_irq.q1,
+				cs.us_per_irq.q3);
 		}
 		irqcost_mech_stats(r, mi, irqcost_ref(r), &ms);
-		fprintf(f, " %.4f %.4f %.4f", ms.seed_us.median, ms.seed_us.min, ms.seed_us.max);
+		fprintf(f, " %.4f %.4f %.4f", ms.seed_us.median, ms.seed_us.q1, ms.seed_us.q3);
 		for (k = 0; k < r->c; k++) {
 			struct core_stats cs;
 
