@@ -211,13 +211,20 @@ static int fetch(struct kprog_nl *nl, struct kprog_cpu_stats **s, int *n)
 static int monitor(struct kprog_nl *nl, const struct opts *o)
 {
 	struct kprog_cpu_stats *prev, *cur, *d, *sum;
-	int np, nc, i, nmax, reset_any = 0;
+	int np, nc, i, nmax, reset_any = 0, any = 0;
 	double t_prev, t_start, t_next, t;
 	long done = 0;
 	char label[16];
 
 	if (fetch(nl, &prev, &np))
 		return 1;
+	for (i = 0; i < np; i++)
+		any |= shown(o, prev[i].cpu);
+	if (!any) {
+		fprintf(stderr, "kprog-stat: the module reports none of the CPUs asked for\n");
+		free(prev);
+		return 1;
+	}
 	t_start = t_prev = now_s();
 	t_next = t_start;
 	nmax = np;

@@ -216,11 +216,24 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
+int kprog_nl_parse_done(struct nlmsghdr *nlh)
+{
+	int err;
+
+	if (nlh->nlmsg_type != NLMSG_DONE || nlmsg_datalen(nlh) < (int)sizeof(err))
+		return 0;
+	memcpy(&err, nlmsg_data(nlh), sizeof(err));
+	return err < 0 ? -err : 0;
+}
+
+/* NLMSG_DONE ends a dump (a failed dump carries its errno), an ACK a request. */
 static int on_done(struct nl_msg *msg, void *arg)
 {
 	struct xact *x = arg;
+	int err = kprog_nl_parse_done(nlmsg_hdr(msg));
 
-	(void)msg;
+	if (err && !x->err)
+		x->err = -err;
 	x->done = 1;
 	return NL_STOP;
 }

@@ -93,6 +93,9 @@ int kprog_nl_parse_irq_status(struct nlmsghdr *nlh, struct kprog_irq_status *out
  */
 int kprog_nl_parse_error(struct nlmsghdr *nlh, char *msg, size_t len);
 
+/* The errno a dump's NLMSG_DONE carries (positive), 0 if none or not DONE. */
+int kprog_nl_parse_done(struct nlmsghdr *nlh);
+
 /* The IRQ_START request for family @family; NULL on ENOMEM or too many CPUs. */
 struct nl_msg *kprog_nl_build_irq_start(int family, const struct kprog_irq_req *req);
 

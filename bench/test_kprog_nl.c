@@ -149,6 +149,24 @@ static void error_messages(void)
 	msg = error_msg(0, 1, 0, NULL);
 	EXPECT(kprog_nl_parse_error(nlmsg_hdr(msg), m, sizeof(m)) == 0, "an ACK is errno 0");
 	nlmsg_free(msg);
+
+	/* the end of a dump: 0, or the errno of a dump that failed half-way */
+	{
+		int v = -EMSGSIZE;
+
+		msg = nlmsg_alloc_simple(NLMSG_DONE, NLM_F_MULTI);
+		nlmsg_append(msg, &v, sizeof(v), NLMSG_ALIGNTO);
+		EXPECT(kprog_nl_parse_done(nlmsg_hdr(msg)) == EMSGSIZE, "failed dump's DONE");
+		nlmsg_free(msg);
+		v = 0;
+		msg = nlmsg_alloc_simple(NLMSG_DONE, NLM_F_MULTI);
+		nlmsg_append(msg, &v, sizeof(v), NLMSG_ALIGNTO);
+		EXPECT(kprog_nl_parse_done(nlmsg_hdr(msg)) == 0, "complete dump's DONE");
+		nlmsg_free(msg);
+		msg = nlmsg_alloc_simple(NLMSG_DONE, NLM_F_MULTI);
+		EXPECT(kprog_nl_parse_done(nlmsg_hdr(msg)) == 0, "DONE without payload");
+		nlmsg_free(msg);
+	}
 }
 
 /* Attribute @type of request @msg, NULL if absent. */
