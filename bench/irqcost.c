@@ -30,6 +30,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,8 +204,7 @@ struct worker {
 	struct gate *go;
 	double t;
 	struct kprog_cpu_stats before, after;
-	int err;
-	const char *what;
+	int err;	/* -EXDEV: not on its CPU; else from reading counters */
 };
 
 static void *compute_thread(void *arg)
@@ -216,30 +216,24 @@ static void *compute_thread(void *arg)
 		return NULL;
 	if (sched_getcpu() != w->cpu) {
 		w->err = -EXDEV;
-		w->what = "not running on its CPU";
 		return NULL;
 	}
 	if (w->nl) {
 		w->err = snapshot(w->nl, w->cpu, &w->before);
-		if (w->err) {
-			w->what = "reading counters";
+		if (w->err)
 			return NULL;
-		}
 	}
 	t0 = now_s();
 	sink = workload(w->iters);
 	w->t = now_s() - t0;
-	if (w->nl) {
+	if (w->nl)
 		w->err = snapshot(w->nl, w->cpu, &w->after);
-		if (w->err)
-			w->what = "reading counters";
-	}
 	return NULL;
 }
 
 struct waiter {
 	int cpu, fd;
-	volatile int *stop;
+	atomic_int *stop;
 	uint64_t wakes;
 	int err;
 };
@@ -250,7 +244,7 @@ static void *wake_thread(void *arg)
 	struct waiter *w = arg;
 	double give_up = now_s() + 1;
 
-	while (!*w->stop) {
+	while (!atomic_load(w->stop)) {
 		struct kprog_irq_wait iw = { .cpu = (uint32_t)w->cpu, .timeout_ns = 100000000 };
 
 		if (!ioctl(w->fd, KPROG_IOC_IRQ_WAIT, &iw)) {
@@ -260,7 +254,7 @@ static void *wake_thread(void *arg)
 		if (errno == EINTR || errno == ETIMEDOUT)
 			continue;
 		/* ENODEV once the source stops; before the first wake-up it is an error */
-		if (errno == ENODEV && (w->wakes || *w->stop))
+		if (errno == ENODEV && (w->wakes || atomic_load(w->stop)))
 			break;
 		if (errno == ENODEV && now_s() < give_up) {
 			usleep(1000);
@@ -315,7 +309,8 @@ static int run_stage(struct ctx *cx, int mode, uint64_t iters, int snap, struct 
 	pthread_t *ct = calloc((size_t)cx->c, sizeof(*ct)), *wt = NULL;
 	struct worker *w = calloc((size_t)cx->c, sizeof(*w));
 	struct waiter *wa = NULL;
-	volatile int stop = 0;
+	atomic_int stop = 0;
+	uint32_t duration_ms = 0;
 	struct gate go = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
 	int k, err = 0, started = 0, wstarted = 0;
 
@@ -330,6 +325,7 @@ static int run_stage(struct ctx *cx, int mode, uint64_t iters, int snap, struct 
 			.cpus = &cx->o.cpus,
 		};
 
+		duration_ms = req.duration_ms;
 		err = kprog_nl_irq_start(cx->nl, &req);
 		if (err) {
 			fprintf(stderr, "irqcost: starting the interrupt source (%s, %u Hz): %s%s\n",
@@ -386,8 +382,12 @@ static int run_stage(struct ctx *cx, int mode, uint64_t iters, int snap, struct 
 	for (k = 0; k < cx->c; k++) {
 		if (w[k].err) {
 			err = w[k].err;
-			fprintf(stderr, "irqcost: CPU %d: %s: %s\n", w[k].cpu, w[k].what,
-				kprog_nl_strerror(cx->tnl[k], err));
+			if (err == -EXDEV)
+				fprintf(stderr, "irqcost: CPU %d: the computation thread is not running on its CPU\n",
+					w[k].cpu);
+			else
+				fprintf(stderr, "irqcost: CPU %d: reading counters: %s\n", w[k].cpu,
+					kprog_nl_strerror(cx->tnl[k], err));
 			goto stop;
 		}
 		out[k] = (struct irq_sample){ .t = w[k].t };
@@ -402,10 +402,11 @@ static int run_stage(struct ctx *cx, int mode, uint64_t iters, int snap, struct 
 			out[k].partial = partial;
 		if (partial)
 			fprintf(stderr, "irqcost: the source stopped (after %u ms) before the stage ended: rows marked partial\n",
-				cx->max_duration_ms);
+				duration_ms);
 	}
 stop:
-	stop = 1;	/* first: the ENODEV the waiters get next is then the expected one */
+	/* first: the ENODEV the waiters get next is then the expected one */
+	atomic_store(&stop, 1);
 	if (mode >= 0)
 		stop_source();
 	for (k = 0; k < wstarted; k++) {
