@@ -92,9 +92,9 @@ static const char usage_text[] =
 "Output (stdout): a per-core table, us/irq = (t2 - t1) / irqs, and a\n"
 "per-mechanism table, the paper's aggregate c * (t2 - t1) / j (t1, t2\n"
 "averaged over the c cores, j all interrupts counted), both as median\n"
-"[quartiles] over the repetitions and, as \"_min\", from each core's fastest\n"
-"runs (outside load only adds time). ratio: relative to hardirq (or the\n"
-"first mechanism), measured in the same run. module_us: time the module\n"
+"[quartiles] over the repetitions. ratio: of the medians, relative to\n"
+"hardirq (or the first mechanism), measured in the same run. irq_hz: the\n"
+"interrupt rate achieved. module_us: time the module\n"
 "accounted in its own contexts per fire; unseen_us: the rest.\n"
 "Progress on stderr. Exit status: 0 fine, 1 error, 2 module not loaded.\n";
 

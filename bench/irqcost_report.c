@@ -34,29 +34,6 @@ static uint64_t module_ns(const struct kprog_cpu_stats *d)
 	return d->v[KS_HARDIRQ_NS] + d->v[KS_TASKLET_NS] + d->v[KS_WORK_NS];
 }
 
-/*
- * Core @k, mechanism @mi: the fastest stage-1 time, the fastest stage-2
- * time and the interrupts counted in that stage-2 run.
- */
-static void fastest(const struct irqcost_results *r, int mi, int k, double *t1, double *t2,
-		    uint64_t *irqs)
-{
-	int rep;
-
-	*t1 = *t2 = INFINITY;
-	*irqs = 0;
-	for (rep = 0; rep < r->reps; rep++) {
-		const struct irq_sample *s = irqcost_run(r, rep, mi, k);
-
-		if (irqcost_base(r, rep, k)->t < *t1)
-			*t1 = irqcost_base(r, rep, k)->t;
-		if (s->t < *t2) {
-			*t2 = s->t;
-			*irqs = s->d.v[KS_HARDIRQ_RUNS];
-		}
-	}
-}
-
 void irqcost_core_stats(const struct irqcost_results *r, int mi, int k, struct core_stats *out)
 {
 	double *t1 = scratch(r->reps), *t2 = scratch(r->reps), *n = scratch(r->reps),
@@ -85,13 +62,6 @@ void irqcost_core_stats(const struct irqcost_results *r, int mi, int k, struct c
 	out->us_per_irq = summarize_finite(o, (size_t)r->reps);
 	out->module_us_per_irq = kprog_stats_ns_per(ns, irqs) / 1e3;
 	out->irq_hz = out->t2.median > 0 ? out->irqs.median / out->t2.median : 0;
-	{
-		double a, b;
-		uint64_t i;
-
-		fastest(r, mi, k, &a, &b, &i);
-		out->us_per_irq_min = overhead_per_irq(a, b, i) * 1e6;
-	}
 	out->wakeups_per_irq = irqs ? (double)wakes / (double)irqs : 0;
 	free(t1);
 	free(t2);
@@ -117,40 +87,30 @@ static double seed_us(const struct irqcost_results *r, int rep, int mi, uint64_t
 	return v;
 }
 
-/* The seed's aggregate per repetition (@per_rep) and from the fastest runs (@min). */
-static void mech_overheads(const struct irqcost_results *r, int mi, struct summary *per_rep,
-			   double *min)
+/* The seed's aggregate of mechanism @mi, per repetition. */
+static struct summary mech_overhead(const struct irqcost_results *r, int mi)
 {
-	double *v = scratch(r->reps), *t1 = scratch(r->c), *t2 = scratch(r->c);
-	uint64_t j, i, jmin = 0;
-	int rep, k;
+	double *v = scratch(r->reps);
+	struct summary s;
+	uint64_t j;
+	int rep;
 
 	for (rep = 0; rep < r->reps; rep++)
 		v[rep] = seed_us(r, rep, mi, &j);
-	*per_rep = summarize_finite(v, (size_t)r->reps);
-	for (k = 0; k < r->c; k++) {
-		fastest(r, mi, k, &t1[k], &t2[k], &i);
-		jmin += i;
-	}
-	*min = r->reps ? seed_overhead(t1, t2, (size_t)r->c, jmin) * 1e6 : NAN;
+	s = summarize_finite(v, (size_t)r->reps);
 	free(v);
-	free(t1);
-	free(t2);
+	return s;
 }
 
 void irqcost_mech_stats(const struct irqcost_results *r, int mi, int ref, struct mech_stats *out)
 {
 	struct kprog_cpu_stats sum = { .cpu = -1 };
-	struct summary ref_rep;
-	double ref_min;
 	uint64_t j;
 	int rep, k;
 
 	memset(out, 0, sizeof(*out));
-	mech_overheads(r, mi, &out->seed_us, &out->seed_us_min);
-	mech_overheads(r, ref, &ref_rep, &ref_min);
-	out->ratio = overhead_ratio(out->seed_us.median, ref_rep.median);
-	out->ratio_min = overhead_ratio(out->seed_us_min, ref_min);
+	out->seed_us = mech_overhead(r, mi);
+	out->ratio = overhead_ratio(out->seed_us.median, mech_overhead(r, ref).median);
 	for (rep = 0; rep < r->reps; rep++) {
 		seed_us(r, rep, mi, &j);
 		out->irqs += j;
@@ -198,14 +158,12 @@ void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
 		r->fifo ? "" : ", wake threads SCHED_OTHER");
 	fprintf(f, "t1/t2: workload wall time without/with the source; irqs: the module's hardirq_runs on that core\n"
 		"while the thread ran; irq_hz = irqs / t2, the rate achieved. us/irq = (t2 - t1) / irqs per\n"
-		"repetition: median [quartiles] over the repetitions. us/irq_min: from the fastest t1 and t2 (load\n"
-		"from outside the benchmark only adds time: the least disturbed estimate).\n");
+		"repetition: median [quartiles] over the repetitions.\n");
 	if (emulated)
 		fprintf(f, "Running under a hypervisor: absolute times are emulated, compare the ratios.\n");
 
-	fprintf(f, "\nPer core (medians)\n%-9s %4s %9s %9s %8s %7s  %-28s %10s %10s %9s\n", "mechanism",
-		"cpu", "t1_s", "t2_s", "irqs", "irq_hz", "us/irq [q1..q3]", "us/irq_min", "module_us",
-		"wakes/irq");
+	fprintf(f, "\nPer core (medians)\n%-9s %4s %9s %9s %8s %7s  %-28s %10s %9s\n", "mechanism",
+		"cpu", "t1_s", "t2_s", "irqs", "irq_hz", "us/irq [q1..q3]", "module_us", "wakes/irq");
 	for (mi = 0; mi < r->m; mi++) {
 		for (k = 0; k < r->c; k++) {
 			struct core_stats cs;
@@ -216,10 +174,10 @@ void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
 				snprintf(b, sizeof(b), "%.3f", cs.wakeups_per_irq);
 			else
 				snprintf(b, sizeof(b), "-");
-			fprintf(f, "%-9s %4d %9.4f %9.4f %8.0f %7.0f  %-28s %10.3f %10.3f %9s%s\n",
+			fprintf(f, "%-9s %4d %9.4f %9.4f %8.0f %7.0f  %-28s %10.3f %9s%s\n",
 				kprog_irq_mode_name((uint32_t)r->modes[mi]), r->cpu[k], cs.t1.median,
-				cs.t2.median, cs.irqs.median, cs.irq_hz, a, cs.us_per_irq_min,
-				cs.module_us_per_irq, b, cs.partial ? "  partial" : "");
+				cs.t2.median, cs.irqs.median, cs.irq_hz, a, cs.module_us_per_irq, b,
+				cs.partial ? "  partial" : "");
 			if (cs.stage1_irqs && !warned++)
 				fprintf(f, "  (the module counted %llu hard-interrupt runs on CPU %d during stage 1: another user of the source?)\n",
 					(unsigned long long)cs.stage1_irqs, r->cpu[k]);
@@ -227,19 +185,18 @@ void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
 	}
 
 	fprintf(f, "\nPer mechanism: the seed's c * (t2 - t1) / j over the %d core(s) (j: all interrupts counted),\n"
-		"per repetition [q1..q3] and from the fastest runs (_min); ratio: to %s, measured in the same run\n",
+		"median [q1..q3] over the repetitions; ratio: of the medians, to %s, measured in the same run\n",
 		r->c, refname);
-	fprintf(f, "%-9s %-28s %6s %10s %9s %11s %11s %11s %10s %10s %10s\n", "mechanism",
-		"us/irq [q1..q3]", "ratio", "us/irq_min", "ratio_min", "hardirq_ns", "tasklet_ns",
-		"work_ns", "module_us", "unseen_us", "coalesced");
+	fprintf(f, "%-9s %-28s %6s %11s %11s %11s %10s %10s %10s\n", "mechanism", "us/irq [q1..q3]",
+		"ratio", "hardirq_ns", "tasklet_ns", "work_ns", "module_us", "unseen_us", "coalesced");
 	for (mi = 0; mi < r->m; mi++) {
 		struct mech_stats ms;
 
 		irqcost_mech_stats(r, mi, ref, &ms);
 		fmt_summary(a, sizeof(a), &ms.seed_us, 3);
-		fprintf(f, "%-9s %-28s %6.2f %10.3f %9.2f %11.0f %11.0f %11.0f %10.3f %10.3f %9.1f%%\n",
-			kprog_irq_mode_name((uint32_t)r->modes[mi]), a, ms.ratio, ms.seed_us_min,
-			ms.ratio_min, ms.hardirq_ns, ms.tasklet_ns, ms.work_ns, ms.module_us_per_irq,
+		fprintf(f, "%-9s %-28s %6.2f %11.0f %11.0f %11.0f %10.3f %10.3f %9.1f%%\n",
+			kprog_irq_mode_name((uint32_t)r->modes[mi]), a, ms.ratio, ms.hardirq_ns,
+			ms.tasklet_ns, ms.work_ns, ms.module_us_per_irq,
 			ms.seed_us.n ? ms.seed_us.median - ms.module_us_per_irq : NAN,
 			100 * ms.coalesced_per_irq);
 	}
@@ -299,8 +256,7 @@ int irqcost_write_data(const char *dir, const struct irqcost_results *r)
 	if (!f)
 		return -errno;
 	fprintf(f, "# irqcost summary: added us per interrupt, median q1 q3 (quartiles) over %d repetition(s)\n"
-		"# columns: mechanism, then for each core: median q1 q3, then the seed aggregate: median q1 q3,\n"
-		"# then the estimates from the fastest runs: one per core, then the seed aggregate\n"
+		"# columns: mechanism, then for each core: median q1 q3, then the seed aggregate: median q1 q3\n"
 		"# cores:", r->reps);
 	for (k = 0; k < r->c; k++)
 		fprintf(f, " %d", r->cpu[k]);
@@ -317,14 +273,7 @@ int irqcost_write_data(const char *dir, const struct irqcost_results *r)
 				cs.us_per_irq.q3);
 		}
 		irqcost_mech_stats(r, mi, irqcost_ref(r), &ms);
-		fprintf(f, " %.4f %.4f %.4f", ms.seed_us.median, ms.seed_us.q1, ms.seed_us.q3);
-		for (k = 0; k < r->c; k++) {
-			struct core_stats cs;
-
-			irqcost_core_stats(r, mi, k, &cs);
-			fprintf(f, " %.4f", cs.us_per_irq_min);
-		}
-		fprintf(f, " %.4f\n", ms.seed_us_min);
+		fprintf(f, " %.4f %.4f %.4f\n", ms.seed_us.median, ms.seed_us.q1, ms.seed_us.q3);
 	}
 	return fclose(f) ? -errno : 0;
 }

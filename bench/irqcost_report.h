@@ -48,7 +48,6 @@ static inline struct irq_sample *irqcost_run(const struct irqcost_results *r, in
 struct core_stats {
 	struct summary t1, t2, irqs;	/* seconds, seconds, count */
 	struct summary us_per_irq;	/* (t2 - t1) / irqs, microseconds */
-	double us_per_irq_min;		/* the same from the fastest t1 and t2, see below */
 	double irq_hz;			/* interrupts per second achieved: irqs / t2 (medians) */
 	double module_us_per_irq;	/* module-accounted time per fire (all its contexts) */
 	double wakeups_per_irq;		/* module's wakeups counter per fire */
@@ -59,9 +58,7 @@ struct core_stats {
 /* One mechanism over all cores (the seed's aggregate). */
 struct mech_stats {
 	struct summary seed_us;		/* c * (t2 - t1) / j per repetition, microseconds */
-	double seed_us_min;		/* the same from each core's fastest t1 and t2 */
 	double ratio;			/* seed_us median / the reference mechanism's */
-	double ratio_min;		/* seed_us_min / the reference mechanism's */
 	uint64_t irqs;			/* j summed over repetitions */
 	double hardirq_ns, tasklet_ns, work_ns;	/* module ns per run of each context */
 	double module_us_per_irq;	/* all module contexts per fire */
@@ -69,12 +66,6 @@ struct mech_stats {
 	double coalesced_per_irq;	/* fires that queued no new tasklet/work run */
 };
 
-/*
- * The "min" estimates use, per core, the fastest stage-1 run and the
- * fastest stage-2 run (with that run's interrupt count): load from outside
- * the benchmark (other VMs on a shared host) only ever adds time, so the
- * fastest runs are the least disturbed. Medians are the seed's statistic.
- */
 void irqcost_core_stats(const struct irqcost_results *r, int mi, int k, struct core_stats *out);
 
 /* @ref: index of the reference mechanism for the ratios. */
