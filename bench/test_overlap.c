@@ -14,6 +14,8 @@
 #include "overlap_stats.h"
 #include "expect.h"
 
+EXPECT_COUNTERS;
+
 static int near(double a, double b)
 {
 	return fabs(a - b) < 1e-9 * (1 + fabs(b));

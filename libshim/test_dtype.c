@@ -11,6 +11,8 @@
 #include "shim.h"
 #include "expect.h"
 
+EXPECT_COUNTERS;
+
 struct kp_state kp;	/* dtype.c needs none of it */
 
 #define ARENA 65536

@@ -11,7 +11,9 @@
 
 #include <stdio.h>
 
-static int expect_passed, expect_failed;
+extern int expect_passed, expect_failed;
+/* Exactly one file of each test program says EXPECT_COUNTERS; at file scope. */
+#define EXPECT_COUNTERS int expect_passed, expect_failed
 
 #define EXPECT(c, ...) do {						\
 	if (c) {							\
