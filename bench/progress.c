@@ -1,0 +1,1364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench/progress: progress-thread and context-switch benchmarks of
+ * Hoefler & Lumsdaine, "Message Progression in Parallel Computing - To
+ * Thread or not to Thread?" (seed 001, sections III-C and V), for 2 ranks.
+ *
+ * Rank 0 is the client, rank 1 the server. One round (seed V-A): the
+ * server posts its receive and sends a 0-byte READY; the client posts
+ * MPI_Irecv (the echo) + MPI_Isend, computes, waits for both; the server
+ * receives, writes CLOCK_MONOTONIC into the first 8 bytes just before the
+ * echo (the last send) and sends the payload back.
+ *
+ * Per message size, first (no thread): t_b = median time of the blocking
+ * round (post, wait at once); the workload lambda that takes t_b alone
+ * (seed V-B-3) and its time t_c. Then per scheme, strategy, placement:
+ *   time-based: compute for t_b wall time; t_o = time in post + wait
+ *   work-based: compute lambda; t_o = t_ov (post..wait end) - t_c
+ * Strategies (how the client's requests progress while it computes):
+ *   manual  no thread; Open MPI progresses only inside the wait
+ *   poll    a thread loops MPI_Testall on the requests
+ *   intr    a thread blocks in MPI_Waitall
+ *   rt      intr with SCHED_FIFO
+ *   kernel  no thread under an active kprog: the module progresses
+ * manual and kernel are one code path (no thread); a run names it after
+ * what progresses it there: kernel if the kprog module is active on both
+ * ranks, manual otherwise.
+ *
+ * Threading: MPI_THREAD_SERIALIZED (the kprog shim passes MULTIPLE
+ * programs through to Open MPI). The main thread posts, then hands the
+ * requests over with a release store; from then until the thread's
+ * "done" (release, read with acquire) only the thread calls MPI. Between
+ * rounds the thread waits without calling MPI (poll: spins on the handoff
+ * word; intr/rt: futex).
+ *
+ * Measured per round besides t_o: the progress entity's wake-up latency
+ * (server's stamp before the echo -> the thread's return from
+ * MPI_Testall/MPI_Waitall, or the main thread's return from the wait
+ * without a thread), getrusage(RUSAGE_THREAD) context switches of the
+ * compute thread (post..wait) and of the progress thread (whole round),
+ * the progress thread's CPU time, whether the requests were done when the
+ * computation ended, and /proc/stat CPU time per core.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "progress_opts.h"
+#include "progress_stats.h"
+
+enum { TAG_READY = 21, TAG_DATA, TAG_ECHO, TAG_CTL, TAG_ERRS };
+
+#define ST_BLOCKING (-1)	/* the t_b rounds */
+#define PL_ANY (-1)		/* no placement (no thread, workers unrestricted) */
+#define GUARD 64
+#define FILLBYTE 0xA5
+#define CALIB_REPS 7		/* timed runs of the final workload -> t_c */
+#define CALIB_TOL 0.03		/* workload within 3 % of t_b */
+#define CALIB_STEPS 10
+#define WORK_UNIT 32		/* LCG steps per workload unit: fine enough for t_b of 1 us */
+#define MAX_CPUS 256
+#define WQ_MASK_PATH "/sys/devices/virtual/workqueue/cpumask"
+
+static int rank;
+static struct popts opt;
+static unsigned char *sbuf, *rbuf;
+static size_t maxsize;
+
+/* ---- clocks and computation ---- */
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static volatile uint64_t sink;
+
+static inline uint64_t lcg(uint64_t x, int n)
+{
+	for (int i = 0; i < n; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return x;
+}
+
+/* time-based scheme: busy computation until the wall clock reaches @end */
+static void compute_until(int64_t end)
+{
+	uint64_t x = sink | 1;
+
+	do
+		x = lcg(x, 64);
+	while (now_ns() < end);
+	sink = x;
+}
+
+/* work-based scheme: a fixed amount of computation */
+static void work(uint64_t units)
+{
+	uint64_t x = sink | 1;
+
+	for (uint64_t u = 0; u < units; u++)
+		x = lcg(x, WORK_UNIT);
+	sink = x;
+}
+
+static double time_work_us(uint64_t units)
+{
+	int64_t t0 = now_ns();
+
+	work(units);
+	return (now_ns() - t0) / 1e3;
+}
+
+/* ---- payload pattern and check ---- */
+static inline uint64_t patw(uint64_t i, uint64_t seed)
+{
+	uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ULL ^ (seed * 0xC2B2AE3D27D4EB4FULL + 0x165667B19E3779F9ULL);
+
+	return z ^ (z >> 29);
+}
+
+static inline unsigned char patb(size_t off, uint64_t seed)
+{
+	return (unsigned char)(patw(off / 8, seed) >> (8 * (off % 8)));
+}
+
+static void fill_pattern(unsigned char *b, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n / 8; i++) {
+		uint64_t w = patw(i, seed);
+
+		memcpy(b + 8 * i, &w, 8);
+	}
+	for (size_t o = n / 8 * 8; o < n; o++)
+		b[o] = patb(o, seed);
+}
+
+static long point_errors;
+
+static void bad(const char *who, size_t off, const char *what)
+{
+	if (point_errors++ < 5)
+		fprintf(stderr, "progress: rank %d: DATA ERROR (%s) at byte %zu: %s\n", rank, who, off, what);
+}
+
+/* bytes 8.. of @b must be the pattern, GUARD bytes past the end untouched */
+static void check_tail(const unsigned char *b, size_t n, uint64_t seed, const char *who)
+{
+	for (size_t i = 1; i < n / 8; i++) {
+		uint64_t w;
+
+		memcpy(&w, b + 8 * i, 8);
+		if (w != patw(i, seed))
+			bad(who, 8 * i, "payload differs from the pattern");
+	}
+	for (size_t o = n / 8 * 8; o < n; o++)
+		if (b[o] != patb(o, seed))
+			bad(who, o, "payload differs from the pattern");
+	for (size_t o = n; o < n + GUARD; o++)
+		if (b[o] != FILLBYTE)
+			bad(who, o, "written past the end of the message");
+}
+
+/* ---- kprog detection: libkprog.so mapped, /dev/kprog open ---- */
+static void kprog_status(int *loaded, int *devopen)
+{
+	char line[4096], path[300], tgt[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+	DIR *d;
+	struct dirent *e;
+
+	*loaded = 0;
+	*devopen = 0;
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, "libkprog"))
+				*loaded = 1;
+		fclose(f);
+	}
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, tgt, sizeof(tgt) - 1);
+		if (n > 0) {
+			tgt[n] = 0;
+			if (!strcmp(tgt, "/dev/kprog"))
+				*devopen = 1;
+		}
+	}
+	closedir(d);
+}
+
+/* agreed over both ranks; returns 1 if active on both, line for rank 0 */
+static int kprog_mode(char *buf, size_t len)
+{
+	int st[2], all[4];
+
+	kprog_status(&st[0], &st[1]);
+	MPI_Allgather(st, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
+	if (!all[0] && !all[2])
+		snprintf(buf, len, "absent (libkprog.so not loaded)");
+	else if (all[1] && all[3])
+		snprintf(buf, len, "active (libkprog.so loaded, /dev/kprog open on both ranks)");
+	else if (all[0] && all[2] && !all[1] && !all[3])
+		snprintf(buf, len, "passthrough (libkprog.so loaded, /dev/kprog not open%s)",
+			 access("/dev/kprog", F_OK) ? ": no /dev/kprog" : "");
+	else
+		snprintf(buf, len, "partial (rank0: shim %d dev %d, rank1: shim %d dev %d)",
+			 all[0], all[1], all[2], all[3]);
+	return all[1] && all[3];
+}
+
+/* ---- kernel worker placement: the unbound workqueue cpumask ---- */
+static char wq_orig[512];
+static int wq_ok;		/* original read and writable */
+static volatile sig_atomic_t wq_changed;
+
+static int wq_write(const char *s)
+{
+	int fd = open(WQ_MASK_PATH, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n < 0 ? -1 : 0;
+}
+
+static void wq_restore(void)
+{
+	if (wq_changed && !wq_write(wq_orig))
+		wq_changed = 0;
+}
+
+static void wq_on_signal(int sig)
+{
+	wq_restore();	/* open/write/close only: async-signal-safe */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* reads the mask and writes it back unchanged: proves we may change it */
+static int wq_init(char *why, size_t len)
+{
+	FILE *f = fopen(WQ_MASK_PATH, "r");
+
+	if (!f) {
+		snprintf(why, len, "%s: %s", WQ_MASK_PATH, strerror(errno));
+		return 0;
+	}
+	if (!fgets(wq_orig, sizeof(wq_orig), f)) {
+		fclose(f);
+		snprintf(why, len, "%s: empty", WQ_MASK_PATH);
+		return 0;
+	}
+	fclose(f);
+	wq_orig[strcspn(wq_orig, "\n")] = 0;
+	if (wq_write(wq_orig)) {
+		snprintf(why, len, "cannot write %s: %s", WQ_MASK_PATH, strerror(errno));
+		return 0;
+	}
+	atexit(wq_restore);
+	signal(SIGTERM, wq_on_signal);
+	signal(SIGINT, wq_on_signal);
+	signal(SIGHUP, wq_on_signal);
+	return 1;
+}
+
+/* hex cpumask string of up to 2 CPUs (-1: none) */
+static void mask_str(char *buf, size_t len, int a, int b)
+{
+	unsigned char bits[MAX_CPUS / 8] = { 0 };
+	int top = -1, pos = 0;
+
+	if (a >= 0 && a < MAX_CPUS)
+		bits[a / 8] |= 1 << (a % 8);
+	if (b >= 0 && b < MAX_CPUS)
+		bits[b / 8] |= 1 << (b % 8);
+	for (int i = 0; i < MAX_CPUS / 4; i++)
+		if ((bits[i / 2] >> (4 * (i % 2))) & 0xf)
+			top = i;
+	if (top < 0) {
+		snprintf(buf, len, "0");
+		return;
+	}
+	for (int i = top; i >= 0 && pos + 2 < (int)len; i--)
+		buf[pos++] = "0123456789abcdef"[(bits[i / 2] >> (4 * (i % 2))) & 0xf];
+	buf[pos] = 0;
+}
+
+/* ---- CPU layout ---- */
+struct layout {
+	int server, compute, spare;	/* spare -2: none */
+	int ncpu;			/* CPUs considered */
+	int cpus[MAX_CPUS];
+};
+static struct layout lay;
+static char layout_note[256];
+
+static int cpu_known(int c)
+{
+	for (int i = 0; i < lay.ncpu; i++)
+		if (lay.cpus[i] == c)
+			return 1;
+	return 0;
+}
+
+/* 0 or -1 with a message; same result on both ranks (same machine, same options) */
+static int make_layout(void)
+{
+	cpu_set_t set;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	lay.ncpu = 0;
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		for (int c = 0; c < MAX_CPUS && c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				lay.cpus[lay.ncpu++] = c;
+	if (lay.ncpu < online && online <= MAX_CPUS) {
+		/* bound by mpirun: the layout is ours to decide, use all online CPUs */
+		snprintf(layout_note, sizeof(layout_note),
+			 "rank was bound to %d of %ld CPUs (run mpirun with --bind-to none); using all online CPUs",
+			 lay.ncpu, online);
+		lay.ncpu = 0;
+		for (int c = 0; c < online; c++)
+			lay.cpus[lay.ncpu++] = c;
+	}
+	lay.server = opt.cpu_server >= 0 ? opt.cpu_server : lay.cpus[0];
+	if (opt.cpu_compute >= 0) {
+		lay.compute = opt.cpu_compute;
+	} else {
+		lay.compute = lay.cpus[lay.ncpu > 1 ? 1 : 0];
+		if (lay.compute == lay.server && lay.ncpu > 1)
+			lay.compute = lay.cpus[0];
+	}
+	if (opt.cpu_spare != -1) {
+		lay.spare = opt.cpu_spare;
+	} else {
+		lay.spare = -2;
+		for (int i = 0; i < lay.ncpu; i++)
+			if (lay.cpus[i] != lay.server && lay.cpus[i] != lay.compute) {
+				lay.spare = lay.cpus[i];
+				break;
+			}
+	}
+	if (!cpu_known(lay.server) || !cpu_known(lay.compute) ||
+	    (lay.spare >= 0 && !cpu_known(lay.spare))) {
+		if (rank == 0)
+			fprintf(stderr, "progress: a CPU given is not online/allowed (server %d, compute %d, spare %d)\n",
+				lay.server, lay.compute, lay.spare);
+		return -1;
+	}
+	if (lay.spare == lay.compute) {
+		if (rank == 0)
+			fprintf(stderr, "progress: the spare core must differ from the compute core\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* ---- per-core CPU time from /proc/stat ---- */
+struct cpustat {
+	unsigned long long user, sys, irq, idle;	/* ticks */
+};
+static struct cpustat cs0[MAX_CPUS], cs1[MAX_CPUS];
+
+static void read_cpustat(struct cpustat *cs)
+{
+	char line[512];
+	FILE *f = fopen("/proc/stat", "r");
+
+	memset(cs, 0, sizeof(*cs) * MAX_CPUS);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v[8] = { 0 };
+		int c;
+
+		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+			continue;
+		if (sscanf(line + 3, "%d %llu %llu %llu %llu %llu %llu %llu %llu", &c,
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 8)
+			continue;
+		if (c < 0 || c >= MAX_CPUS)
+			continue;
+		cs[c].user = v[0] + v[1];	/* user + nice */
+		cs[c].sys = v[2];
+		cs[c].irq = v[5] + v[6];	/* irq + softirq */
+		cs[c].idle = v[3] + v[4];	/* idle + iowait */
+	}
+	fclose(f);
+}
+
+/* ---- progress thread ---- */
+struct prog_thread {
+	pthread_t th;
+	int strat;
+	_Atomic uint32_t work;		/* generation handed over by main; UINT32_MAX: exit */
+	_Atomic uint32_t done;		/* generation completed by the thread */
+	_Atomic uint32_t main_waiting;
+	_Atomic uint32_t ready;
+	MPI_Request *req;		/* main's 2 requests, owned by the thread while work != done */
+	int slot;			/* round index, written before the handoff */
+	int64_t *t_obs;			/* per round: return from Testall/Waitall, ns */
+	double *cpu;			/* per round: thread CPU time at done, us */
+	long *vcsw, *ivcsw;		/* per round: rusage at done */
+	long *polls;			/* per round: MPI_Testall calls */
+	double cpu0;			/* at thread start */
+	long vcsw0, ivcsw0;
+};
+
+static long futex(_Atomic uint32_t *a, int op, uint32_t val)
+{
+	return syscall(SYS_futex, (uint32_t *)a, op, val, NULL, NULL, 0);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static void *prog_thread_main(void *arg)
+{
+	struct prog_thread *p = arg;
+	uint32_t seen = 0;
+	long polls = 0, idle = 0;
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	p->vcsw0 = ru.ru_nvcsw;
+	p->ivcsw0 = ru.ru_nivcsw;
+	p->cpu0 = thread_cpu_us();
+	atomic_store_explicit(&p->ready, 1, memory_order_release);
+	for (;;) {
+		uint32_t g;
+		int slot;
+
+		/* wait for work without calling MPI: the main thread owns it now */
+		while ((g = atomic_load_explicit(&p->work, memory_order_acquire)) == seen) {
+			if (p->strat != ST_POLL)
+				futex(&p->work, FUTEX_WAIT_PRIVATE, seen);
+			else if (opt.poll_yield && ++idle % opt.poll_yield == 0)
+				sched_yield();
+			else
+				cpu_relax();
+		}
+		if (g == UINT32_MAX)
+			break;
+		seen = g;
+		slot = p->slot;
+		polls = 0;
+		if (p->strat == ST_POLL) {
+			int flag = 0;
+
+			do {
+				MPI_Testall(2, p->req, &flag, MPI_STATUSES_IGNORE);
+				polls++;
+				if (!flag && opt.poll_yield && polls % opt.poll_yield == 0)
+					sched_yield();
+			} while (!flag);
+		} else {
+			MPI_Waitall(2, p->req, MPI_STATUSES_IGNORE);
+		}
+		p->t_obs[slot] = now_ns();
+		getrusage(RUSAGE_THREAD, &ru);
+		p->vcsw[slot] = ru.ru_nvcsw;
+		p->ivcsw[slot] = ru.ru_nivcsw;
+		p->cpu[slot] = thread_cpu_us();
+		p->polls[slot] = polls;
+		/* seq_cst pairs with main's main_waiting store + done load */
+		atomic_store_explicit(&p->done, g, memory_order_seq_cst);
+		if (atomic_load_explicit(&p->main_waiting, memory_order_seq_cst))
+			futex(&p->done, FUTEX_WAKE_PRIVATE, 1);
+	}
+	return NULL;
+}
+
+/* 0, or an errno (EPERM: SCHED_FIFO refused) */
+static int prog_thread_start(struct prog_thread *p, int strat, int cpu, int rounds, MPI_Request *req)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->strat = strat;
+	p->req = req;
+	p->t_obs = calloc(rounds, sizeof(*p->t_obs));
+	p->cpu = calloc(rounds, sizeof(*p->cpu));
+	p->vcsw = calloc(rounds, sizeof(*p->vcsw));
+	p->ivcsw = calloc(rounds, sizeof(*p->ivcsw));
+	p->polls = calloc(rounds, sizeof(*p->polls));
+	if (!p->t_obs || !p->cpu || !p->vcsw || !p->ivcsw || !p->polls)
+		return ENOMEM;
+	pthread_attr_init(&attr);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (strat == ST_RT) {
+		struct sched_param sp = { .sched_priority = opt.rt_prio };
+
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+		pthread_attr_setschedparam(&attr, &sp);
+	}
+	rc = pthread_create(&p->th, &attr, prog_thread_main, p);
+	pthread_attr_destroy(&attr);
+	if (rc)
+		return rc;
+	while (!atomic_load_explicit(&p->ready, memory_order_acquire)) {
+		struct timespec ts = { 0, 50000 };
+
+		nanosleep(&ts, NULL);	/* not a spin: it may share our core */
+	}
+	return 0;
+}
+
+static void prog_thread_free(struct prog_thread *p)
+{
+	free(p->t_obs);
+	free(p->cpu);
+	free(p->vcsw);
+	free(p->ivcsw);
+	free(p->polls);
+}
+
+static void prog_thread_stop(struct prog_thread *p)
+{
+	atomic_store_explicit(&p->work, UINT32_MAX, memory_order_release);
+	futex(&p->work, FUTEX_WAKE_PRIVATE, 1);
+	pthread_join(p->th, NULL);
+	prog_thread_free(p);
+}
+
+/* main: wait for the thread's done without spinning (it may share our core) */
+static void wait_done(struct prog_thread *p, uint32_t g)
+{
+	while (atomic_load_explicit(&p->done, memory_order_acquire) != g) {
+		atomic_store_explicit(&p->main_waiting, 1, memory_order_seq_cst);
+		if (atomic_load_explicit(&p->done, memory_order_seq_cst) != g)
+			futex(&p->done, FUTEX_WAIT_PRIVATE, g - 1);
+		atomic_store_explicit(&p->main_waiting, 0, memory_order_relaxed);
+	}
+}
+
+/* ---- control messages: the client drives the server point by point ---- */
+struct ctl {
+	int64_t size;
+	int32_t rounds, warmup, iters, point_id, verify_all, stop;
+};
+
+static int is_check_round(int i, int warmup, int iters, int all)
+{
+	int m = i - warmup;
+
+	return m >= 0 && (all || m == 0 || m == iters - 1);
+}
+
+static uint64_t round_seed(int point_id, int i)
+{
+	return ((uint64_t)point_id << 24) + (uint64_t)i;
+}
+
+static void server_loop(void)
+{
+	for (;;) {
+		struct ctl c;
+		long errs;
+
+		MPI_Recv(&c, sizeof(c), MPI_BYTE, 0, TAG_CTL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (c.stop)
+			break;
+		point_errors = 0;
+		for (int i = 0; i < c.rounds; i++) {
+			int check = is_check_round(i, c.warmup, c.iters, c.verify_all);
+			uint64_t seed = round_seed(c.point_id, i), w0 = 0;
+			size_t n = (size_t)c.size;
+			MPI_Request rq;
+			int64_t stamp;
+
+			if (check)
+				memset(rbuf, FILLBYTE, n + GUARD);
+			MPI_Irecv(rbuf, (int)n, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD, &rq);
+			MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, MPI_COMM_WORLD);
+			MPI_Wait(&rq, MPI_STATUS_IGNORE);
+			memcpy(&w0, rbuf, 8);
+			stamp = now_ns();	/* just before the last send */
+			memcpy(rbuf, &stamp, 8);
+			MPI_Send(rbuf, (int)n, MPI_BYTE, 0, TAG_ECHO, MPI_COMM_WORLD);
+			if (check) {
+				if (w0 != patw(0, seed))
+					bad("server", 0, "payload differs from the pattern");
+				check_tail(rbuf, n, seed, "server");
+			}
+		}
+		errs = point_errors;
+		MPI_Send(&errs, 1, MPI_LONG, 0, TAG_ERRS, MPI_COMM_WORLD);
+	}
+}
+
+/* ---- client ---- */
+struct round {
+	double to;		/* us in MPI (time-based: post + wait) */
+	double tov;		/* us from post to wait end */
+	double tpost, twait;
+	double comp_share;	/* main's CPU time / wall time during computation */
+	long mv, miv;		/* main's context switches, post..wait */
+	int done_end;		/* -1 n/a, 0/1 */
+	double lat;		/* us, NAN if not observable */
+};
+
+static int kactive;		/* kprog module active on both ranks */
+static int point_id;
+static long total_errors;
+
+static void client_round(int strat, struct prog_thread *pt, int scheme, size_t n,
+			 double tb_us, uint64_t lambda, int i, int check, uint64_t seed,
+			 struct round *r)
+{
+	static uint32_t gen;
+	MPI_Request req[2];
+	struct rusage ru0, ru1;
+	int64_t t0, t1, t2, t3, tobs, stamp;
+	double c0, c1;
+	uint32_t g = 0;
+
+	if (check) {
+		fill_pattern(sbuf, n, seed);
+		memset(rbuf, FILLBYTE, n + GUARD);
+	}
+	if (pt)
+		pt->req = req;
+	/* the server has posted its receive */
+	MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	getrusage(RUSAGE_THREAD, &ru0);
+
+	t0 = now_ns();
+	MPI_Irecv(rbuf, (int)n, MPI_BYTE, 1, TAG_ECHO, MPI_COMM_WORLD, &req[0]);
+	MPI_Isend(sbuf, (int)n, MPI_BYTE, 1, TAG_DATA, MPI_COMM_WORLD, &req[1]);
+	if (pt) {
+		g = ++gen;
+		pt->slot = i;
+		atomic_store_explicit(&pt->work, g, memory_order_release);
+		if (pt->strat != ST_POLL)	/* it sleeps on the futex */
+			futex(&pt->work, FUTEX_WAKE_PRIVATE, 1);
+		/* from here until done, only the thread calls MPI */
+	}
+	t1 = now_ns();
+	c0 = thread_cpu_us();
+	if (strat != ST_BLOCKING) {
+		if (scheme == SC_TIME)
+			compute_until(t1 + (int64_t)(tb_us * 1000));
+		else
+			work(lambda);
+	}
+	c1 = thread_cpu_us();
+	t2 = now_ns();
+	r->done_end = -1;
+	if (pt) {
+		r->done_end = atomic_load_explicit(&pt->done, memory_order_acquire) == g;
+		wait_done(pt, g);
+	} else {
+		if (kactive && strat != ST_BLOCKING) {
+			int flag;
+
+			/* under kprog a test only reads the completion ring */
+			MPI_Testall(2, req, &flag, MPI_STATUSES_IGNORE);
+			r->done_end = flag;
+		}
+		MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+	}
+	t3 = now_ns();
+	getrusage(RUSAGE_THREAD, &ru1);
+
+	r->tpost = (t1 - t0) / 1e3;
+	r->twait = (t3 - t2) / 1e3;
+	r->to = r->tpost + r->twait;
+	r->tov = (t3 - t0) / 1e3;
+	r->comp_share = t2 > t1 ? (c1 - c0) / ((t2 - t1) / 1e3) : NAN;
+	r->mv = ru1.ru_nvcsw - ru0.ru_nvcsw;
+	r->miv = ru1.ru_nivcsw - ru0.ru_nivcsw;
+	tobs = pt ? pt->t_obs[i] : t3;
+	memcpy(&stamp, rbuf, 8);
+	/* kernel: completion happens in the kernel, no user entity wakes for it */
+	r->lat = (!pt && kactive && strat != ST_BLOCKING) ? NAN : (tobs - stamp) / 1e3;
+	if (check) {
+		if (stamp < t0 || stamp > tobs)
+			bad("client", 0, "echo time stamp outside the round");
+		check_tail(rbuf, n, seed, "client");
+	}
+}
+
+/* ---- output ---- */
+static FILE *fdat, *flat, *fhist, *fcores;
+
+static const char *strat_label(int strat)
+{
+	if (strat == ST_BLOCKING)
+		return "blocking";
+	if (strat == ST_MANUAL || strat == ST_KERNEL)
+		return kactive ? "kernel" : "manual";
+	return po_strat_name[strat];
+}
+
+static const char *place_label(int place)
+{
+	return place == PL_ANY ? "-" : po_place_name[place];
+}
+
+static void fmt(char *b, size_t len, const char *f, double v)
+{
+	if (isnan(v))
+		snprintf(b, len, "-");
+	else
+		snprintf(b, len, f, v);
+}
+
+static void out_header(FILE *f)
+{
+	fprintf(f, "# %-6s %-8s %-6s %-6s %9s %10s %10s %10s %5s %10s %10s %10s %10s %10s %10s %6s %6s %7s %7s %7s %7s %10s %8s %10s %10s %10s %10s %6s %s\n",
+		"lib", "strategy", "place", "scheme", "size", "tb_us", "tc_us", "lambda", "iters",
+		"to_med", "to_q1", "to_q3", "tov_med", "post_med", "wait_med", "cpu%", "done%",
+		"m_vcsw", "m_ivcsw", "t_vcsw", "t_ivcsw", "thr_cpu_us", "polls",
+		"lat_p50", "lat_p90", "lat_p99", "lat_max", "errors", "kw_mask");
+}
+
+struct point_result {
+	struct summary to, tov, post, wait, share, lat;
+	double done_pct, mv, miv, tv, tiv, tcpu, polls;
+	double tb, tc;
+	uint64_t lambda;
+	long errors;
+	char mask[64];
+};
+
+static void out_row(FILE *f, int strat, int place, int scheme, size_t size, int iters,
+		    const struct point_result *p)
+{
+	char b[20][24];
+
+	fmt(b[0], 24, "%.2f", p->tb);
+	fmt(b[1], 24, "%.2f", p->tc);
+	fmt(b[2], 24, "%.3f", p->to.med);
+	fmt(b[3], 24, "%.3f", p->to.q1);
+	fmt(b[4], 24, "%.3f", p->to.q3);
+	fmt(b[5], 24, "%.2f", p->tov.med);
+	fmt(b[6], 24, "%.3f", p->post.med);
+	fmt(b[7], 24, "%.3f", p->wait.med);
+	fmt(b[8], 24, "%.1f", 100 * p->share.med);
+	fmt(b[9], 24, "%.0f", p->done_pct);
+	fmt(b[10], 24, "%.2f", p->mv);
+	fmt(b[11], 24, "%.2f", p->miv);
+	fmt(b[12], 24, "%.2f", p->tv);
+	fmt(b[13], 24, "%.2f", p->tiv);
+	fmt(b[14], 24, "%.2f", p->tcpu);
+	fmt(b[15], 24, "%.1f", p->polls);
+	fmt(b[16], 24, "%.2f", p->lat.med);
+	fmt(b[17], 24, "%.2f", p->lat.p90);
+	fmt(b[18], 24, "%.2f", p->lat.p99);
+	fmt(b[19], 24, "%.2f", p->lat.max);
+	fprintf(f, "  %-6s %-8s %-6s %-6s %9zu %10s %10s %10llu %5d %10s %10s %10s %10s %10s %10s %6s %6s %7s %7s %7s %7s %10s %8s %10s %10s %10s %10s %6ld %s\n",
+		opt.label[0] ? opt.label : "-", strat_label(strat), place_label(place),
+		scheme < 0 ? "-" : po_scheme_name[scheme], size, b[0], b[1],
+		(unsigned long long)p->lambda, iters, b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		b[10], b[11], b[12], b[13], b[14], b[15], b[16], b[17], b[18], b[19], p->errors,
+		p->mask[0] ? p->mask : "-");
+	fflush(f);
+}
+
+static const char *cpu_role(int c)
+{
+	if (c == lay.server)
+		return "server";
+	if (c == lay.compute)
+		return "compute";
+	if (c == lay.spare)
+		return "spare";
+	return "other";
+}
+
+static void out_samples(int strat, int place, int scheme, size_t size, const double *lat,
+			int n, int iters)
+{
+	const char *lib = opt.label[0] ? opt.label : "-";
+	const char *sc = scheme < 0 ? "-" : po_scheme_name[scheme];
+	int hist[HIST_BINS] = { 0 };
+
+	if (flat) {
+		for (int i = 0; i < n; i++)
+			fprintf(flat, "%s %s %s %s %zu %d %.3f\n", lib, strat_label(strat),
+				place_label(place), sc, size, i, lat[i]);
+		fflush(flat);
+	}
+	if (fhist && n) {
+		for (int i = 0; i < n; i++)
+			hist[hist_bin(lat[i])]++;
+		for (int b = 0; b < HIST_BINS; b++)
+			if (hist[b])
+				fprintf(fhist, "%s %s %s %s %zu %.3f %.3f %d\n", lib, strat_label(strat),
+					place_label(place), sc, size, hist_lo(b), hist_hi(b), hist[b]);
+		fflush(fhist);
+	}
+	if (fcores) {
+		double tick_us = 1e6 / sysconf(_SC_CLK_TCK);
+
+		for (int i = 0; i < lay.ncpu; i++) {
+			int c = lay.cpus[i];
+
+			fprintf(fcores, "%s %s %s %s %zu %d %s %.2f %.2f %.2f %.2f\n", lib,
+				strat_label(strat), place_label(place), sc, size, c, cpu_role(c),
+				(cs1[c].user - cs0[c].user) * tick_us / iters,
+				(cs1[c].sys - cs0[c].sys) * tick_us / iters,
+				(cs1[c].irq - cs0[c].irq) * tick_us / iters,
+				(cs1[c].idle - cs0[c].idle) * tick_us / iters);
+		}
+		fflush(fcores);
+	}
+}
+
+/* ---- progress lines ---- */
+static int64_t t_start;
+static int done_points, total_points;
+static double pred_done;	/* predicted us of the points done */
+static double tb_known[PO_MAX_SIZES];
+
+static double tb_estimate(int s)
+{
+	int best = -1;
+
+	if (tb_known[s] > 0)
+		return tb_known[s];
+	for (int i = 0; i < opt.nsizes; i++)	/* scale from the nearest calibrated size */
+		if (tb_known[i] > 0 && (best < 0 ||
+		    fabs(log((double)opt.sizes[i] / opt.sizes[s])) <
+		    fabs(log((double)opt.sizes[best] / opt.sizes[s]))))
+			best = i;
+	if (best < 0)
+		return NAN;
+	return tb_known[best] * fmax(1.0, (double)opt.sizes[s] / opt.sizes[best]);
+}
+
+/* ---- the plan ---- */
+enum { PK_CALIB, PK_MEASURE };
+struct plan_point {
+	int kind, s, strat, place, scheme;
+	int skip;
+};
+static struct plan_point *plan;
+static int nplan;
+
+static double point_cost_us(const struct plan_point *pp)
+{
+	double tb = tb_estimate(pp->s);
+	/* a round is about post + compute (t_b) + wait + sync: say 2 t_b */
+	int rounds = opt.warmup + (pp->kind == PK_CALIB ? opt.tb_iters : opt.iters);
+
+	return isnan(tb) ? NAN : rounds * 2 * tb + (pp->kind == PK_CALIB ? 25 * tb : 0);
+}
+
+static void progress_line(const struct plan_point *pp)
+{
+	double el = (now_ns() - t_start) / 1e9, left = 0;
+	char lbuf[64] = "?";
+	int unknown = 0;
+
+	if (rank != 0 || opt.quiet)
+		return;
+	for (int i = 0; i < nplan; i++) {
+		if (plan[i].skip || &plan[i] < pp)
+			continue;
+		double c = point_cost_us(&plan[i]);
+
+		if (isnan(c))
+			unknown = 1;
+		else
+			left += c;
+	}
+	if (!unknown && pred_done > 0)
+		snprintf(lbuf, sizeof(lbuf), "%.0f s", eta_left(el, pred_done, left));
+	fprintf(stderr, "[progress %s] point %d/%d: %s %zu B %s%s%s | elapsed %.0f s, left ~%s\n",
+		opt.label, done_points + 1, total_points,
+		pp->kind == PK_CALIB ? "calibration (t_b, workload)" : strat_label(pp->strat),
+		opt.sizes[pp->s],
+		pp->kind == PK_CALIB ? "" : po_scheme_name[pp->scheme],
+		pp->kind == PK_CALIB ? "" : "/",
+		pp->kind == PK_CALIB ? "" : place_label(pp->place), el, lbuf);
+}
+
+static void build_plan(int thread_ok)
+{
+	int nplace_none = 0, place_none[NPLACE + 1];
+	int any_none = opt.strat[ST_MANUAL] || (opt.strat[ST_KERNEL] && kactive);
+
+	/* no-thread points: placements only matter for kernel workers */
+	if (kactive && wq_ok && opt.kworker != KW_ANY) {
+		for (int p = 0; p < NPLACE; p++)
+			if (opt.place[p] && (p != PL_SPARE || lay.spare >= 0))
+				place_none[nplace_none++] = p;
+	}
+	if (!nplace_none)
+		place_none[nplace_none++] = PL_ANY;
+
+	plan = calloc((size_t)opt.nsizes * (1 + NSCHEME * NSTRAT * NPLACE + NSCHEME * 2), sizeof(*plan));
+	nplan = 0;
+	for (int s = 0; s < opt.nsizes; s++) {
+		plan[nplan++] = (struct plan_point){ .kind = PK_CALIB, .s = s };
+		for (int sc = 0; sc < NSCHEME; sc++) {
+			if (!opt.scheme[sc])
+				continue;
+			if (any_none)
+				for (int k = 0; k < nplace_none; k++)
+					plan[nplan++] = (struct plan_point){ PK_MEASURE, s, ST_MANUAL,
+									     place_none[k], sc, 0 };
+			for (int st = ST_POLL; st <= ST_RT; st++) {
+				if (!opt.strat[st] || !thread_ok)
+					continue;
+				for (int p = 0; p < NPLACE; p++)
+					if (opt.place[p] && (p != PL_SPARE || lay.spare >= 0))
+						plan[nplan++] = (struct plan_point){ PK_MEASURE, s, st, p, sc, 0 };
+			}
+		}
+	}
+	total_points = nplan;
+}
+
+/* ---- client measurements ---- */
+static double tb_us[PO_MAX_SIZES], tc_us[PO_MAX_SIZES];
+static uint64_t lambda_of[PO_MAX_SIZES];
+static int rt_refused;
+static char rt_note[160];
+
+static void send_ctl(size_t size, int rounds, int iters)
+{
+	struct ctl c = {
+		.size = (int64_t)size, .rounds = rounds, .warmup = opt.warmup, .iters = iters,
+		.point_id = point_id, .verify_all = opt.verify == VERIFY_ALL, .stop = 0,
+	};
+
+	MPI_Send(&c, sizeof(c), MPI_BYTE, 1, TAG_CTL, MPI_COMM_WORLD);
+}
+
+static long recv_server_errors(void)
+{
+	long e;
+
+	MPI_Recv(&e, 1, MPI_LONG, 1, TAG_ERRS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	return e;
+}
+
+static void set_kworkers(int place, char *mask, size_t len)
+{
+	int core, rc;
+
+	mask[0] = 0;
+	if (!kactive || !wq_ok || opt.kworker == KW_ANY || place == PL_ANY)
+		return;
+	core = place == PL_SPARE ? lay.spare : lay.compute;
+	mask_str(mask, len, core, opt.kworker == KW_FOLLOW ? lay.server : -1);
+	wq_changed = 1;
+	rc = wq_write(mask);
+	if (rc) {
+		fprintf(stderr, "progress: cannot set %s to %s: %s\n", WQ_MASK_PATH, mask, strerror(errno));
+		snprintf(mask, len, "failed");
+	}
+}
+
+/*
+ * One point: warm-up + measured rounds of @strat at @place with @scheme
+ * (scheme -1 and strat ST_BLOCKING: the t_b rounds). Returns the summary.
+ */
+static void run_point(int s, int strat, int place, int scheme, struct point_result *res)
+{
+	size_t n = opt.sizes[s];
+	int iters = strat == ST_BLOCKING ? opt.tb_iters : opt.iters;
+	int rounds = opt.warmup + iters, m;
+	struct prog_thread pt;
+	struct round r;
+	double *to = calloc(iters, sizeof(double)), *tov = calloc(iters, sizeof(double));
+	double *post = calloc(iters, sizeof(double)), *wt = calloc(iters, sizeof(double));
+	double *share = calloc(iters, sizeof(double)), *lat = calloc(iters, sizeof(double));
+	int nlat = 0, ndone = 0, nde = 0, thread = strat >= ST_POLL && strat <= ST_RT;
+	long mv = 0, miv = 0;
+	uint64_t lambda = lambda_of[s];
+	double tb = tb_us[s];
+
+	memset(res, 0, sizeof(*res));
+	set_kworkers(place, res->mask, sizeof(res->mask));
+	point_id++;
+	point_errors = 0;
+	if (thread) {
+		int core = place == PL_SPARE ? lay.spare : lay.compute;
+		int rc = prog_thread_start(&pt, strat, core, rounds, NULL);
+
+		if (rc) {
+			if (strat == ST_RT && rc == EPERM) {
+				rt_refused = 1;
+				snprintf(rt_note, sizeof(rt_note),
+					 "rt: SCHED_FIFO priority %d refused (%s): needs root or CAP_SYS_NICE; rt points skipped",
+					 opt.rt_prio, strerror(rc));
+			} else {
+				fprintf(stderr, "progress: cannot start the progress thread: %s\n", strerror(rc));
+				MPI_Abort(MPI_COMM_WORLD, 1);
+			}
+			res->errors = -1;
+			goto out;
+		}
+	}
+	send_ctl(n, rounds, iters);
+	for (int i = 0; i < rounds; i++) {
+		int check = is_check_round(i, opt.warmup, iters, opt.verify == VERIFY_ALL);
+
+		if (i == opt.warmup)
+			read_cpustat(cs0);
+		client_round(strat, thread ? &pt : NULL, scheme, n, tb, lambda, i, check,
+			     round_seed(point_id, i), &r);
+		m = i - opt.warmup;
+		if (m < 0)
+			continue;
+		post[m] = r.tpost;
+		wt[m] = r.twait;
+		tov[m] = r.tov;
+		to[m] = scheme == SC_WORK ? r.tov - tc_us[s] : r.to;
+		share[m] = r.comp_share;
+		mv += r.mv;
+		miv += r.miv;
+		if (r.done_end >= 0) {
+			nde++;
+			ndone += r.done_end;
+		}
+		if (!isnan(r.lat))
+			lat[nlat++] = r.lat;
+	}
+	read_cpustat(cs1);
+	if (thread) {
+		int ref = opt.warmup - 1, last = rounds - 1;
+		double cpu_ref = ref >= 0 ? pt.cpu[ref] : pt.cpu0;
+		long v_ref = ref >= 0 ? pt.vcsw[ref] : pt.vcsw0;
+		long iv_ref = ref >= 0 ? pt.ivcsw[ref] : pt.ivcsw0;
+		long polls = 0;
+
+		for (int i = opt.warmup; i < rounds; i++)
+			polls += pt.polls[i];
+		res->tv = (double)(pt.vcsw[last] - v_ref) / iters;
+		res->tiv = (double)(pt.ivcsw[last] - iv_ref) / iters;
+		res->tcpu = (pt.cpu[last] - cpu_ref) / iters;
+		res->polls = strat == ST_POLL ? (double)polls / iters : NAN;
+		prog_thread_stop(&pt);
+	} else {
+		res->tv = res->tiv = res->tcpu = res->polls = NAN;
+	}
+	res->errors = point_errors + recv_server_errors();
+	total_errors += res->errors;
+	summarize(to, iters, &res->to);
+	summarize(tov, iters, &res->tov);
+	summarize(post, iters, &res->post);
+	summarize(wt, iters, &res->wait);
+	summarize(share, iters, &res->share);
+	out_samples(strat, place, scheme, n, lat, nlat, iters);
+	summarize(lat, nlat, &res->lat);
+	res->done_pct = nde ? 100.0 * ndone / nde : NAN;
+	res->mv = (double)mv / iters;
+	res->miv = (double)miv / iters;
+	res->tb = tb;
+	res->tc = tc_us[s];
+	res->lambda = lambda;
+out:
+	free(to);
+	free(tov);
+	free(post);
+	free(wt);
+	free(share);
+	free(lat);
+}
+
+/*
+ * Seed V-B-3: the workload lambda that takes t_b when run alone (no
+ * thread, compute core), and its time t_c (median of CALIB_REPS runs).
+ */
+static void calibrate_work(int s)
+{
+	double target = tb_us[s], t, v[CALIB_REPS];
+	uint64_t lambda = 1;
+	struct summary sm;
+
+	/* grow until the run is long enough to time (a quarter of t_b) */
+	while ((t = time_work_us(lambda)) < target / 4 && lambda < (1ULL << 40))
+		lambda = calib_next(lambda, t, target);
+	for (int step = 0; step < CALIB_STEPS; step++) {
+		for (int k = 0; k < 3; k++)
+			v[k] = time_work_us(lambda);
+		summarize(v, 3, &sm);
+		if (calib_close(sm.med, target, CALIB_TOL))
+			break;
+		lambda = calib_next(lambda, sm.med, target);
+	}
+	for (int k = 0; k < CALIB_REPS; k++)
+		v[k] = time_work_us(lambda);
+	summarize(v, CALIB_REPS, &sm);
+	lambda_of[s] = lambda;
+	tc_us[s] = sm.med;
+}
+
+static void client_main(void)
+{
+	struct point_result res;
+
+	t_start = now_ns();
+	for (int i = 0; i < nplan; i++) {
+		struct plan_point *pp = &plan[i];
+
+		if (pp->kind == PK_MEASURE && pp->strat == ST_RT && rt_refused)
+			pp->skip = 1;
+		if (pp->skip) {
+			done_points++;
+			continue;
+		}
+		progress_line(pp);
+		if (pp->kind == PK_CALIB) {
+			run_point(pp->s, ST_BLOCKING, PL_ANY, -1, &res);
+			tb_us[pp->s] = res.to.med;
+			tb_known[pp->s] = res.to.med;
+			calibrate_work(pp->s);
+			res.tc = tc_us[pp->s];
+			res.lambda = lambda_of[pp->s];
+			res.tb = tb_us[pp->s];
+			out_row(stdout, ST_BLOCKING, PL_ANY, -1, opt.sizes[pp->s], opt.tb_iters, &res);
+			if (fdat)
+				out_row(fdat, ST_BLOCKING, PL_ANY, -1, opt.sizes[pp->s], opt.tb_iters, &res);
+		} else {
+			run_point(pp->s, pp->strat, pp->place, pp->scheme, &res);
+			if (res.errors < 0) {	/* rt refused */
+				printf("# %s\n", rt_note);
+				pp->skip = 1;
+			} else {
+				out_row(stdout, pp->strat, pp->place, pp->scheme, opt.sizes[pp->s], opt.iters, &res);
+				if (fdat)
+					out_row(fdat, pp->strat, pp->place, pp->scheme, opt.sizes[pp->s],
+						opt.iters, &res);
+			}
+		}
+		if (!pp->skip) {
+			double c = point_cost_us(pp);
+
+			if (!isnan(c))
+				pred_done += c;
+		}
+		done_points++;
+	}
+	{
+		struct ctl stop = { .stop = 1 };
+
+		MPI_Send(&stop, sizeof(stop), MPI_BYTE, 1, TAG_CTL, MPI_COMM_WORLD);
+	}
+}
+
+static FILE *open_data(const char *suffix, const char *header)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.%s", opt.data, suffix);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (header)
+		fputs(header, f);
+	return f;
+}
+
+static void print_header(int provided, const char *kmode, const char *wq_why)
+{
+	char lib[MPI_MAX_LIBRARY_VERSION_STRING], host[MPI_MAX_PROCESSOR_NAME];
+	const char *spin = getenv("KPROG_SPIN_US");
+	int len;
+
+	MPI_Get_library_version(lib, &len);
+	lib[strcspn(lib, "\n,")] = 0;
+	MPI_Get_processor_name(host, &len);
+	printf("# progress: message progression benchmarks (Hoefler & Lumsdaine, seed 001), 2 ranks on %s, run '%s'\n",
+	       host, opt.label);
+	printf("# library: %s; thread level provided %d (SERIALIZED=%d)\n", lib, provided,
+	       MPI_THREAD_SERIALIZED);
+	printf("# kprog-status-start: %s\n", kmode);
+	printf("# layout: %d CPUs; server rank on CPU %d; client compute thread on CPU %d\n",
+	       lay.ncpu, lay.server, lay.compute);
+	if (lay.spare >= 0)
+		printf("# layout: spare core = CPU %d; placement spare = progress thread on CPU %d, shared = on CPU %d (the compute core)\n",
+		       lay.spare, lay.spare, lay.compute);
+	else
+		printf("# layout: NO SPARE CORE (%d CPUs): spare-core points skipped; run the VM with --smp 3 or more\n",
+		       lay.ncpu);
+	if (layout_note[0])
+		printf("# layout: %s\n", layout_note);
+	if (kactive) {
+		printf("# mpi-wait: kprog shim: blocking waits spin KPROG_SPIN_US=%s us on the completion ring, then sleep in KPROG_IOC_WAIT until a completion (and at least every 1 ms, to let Open MPI progress its own requests): intr/rt threads are interrupt-driven\n",
+		       spin ? spin : "20 (default)");
+		printf("# mpi-test: kprog shim: MPI_Test* that find nothing call sched_yield(); the poll thread yields on every failed poll\n");
+		if (wq_ok && opt.kworker != KW_ANY)
+			printf("# kworkers: kprog's unbound kernel workers confined per point (%s) through %s: %s (restored at exit to %s)\n",
+			       po_kworker_name[opt.kworker], WQ_MASK_PATH,
+			       opt.kworker == KW_STRICT ? "spare -> the spare core only, shared -> the compute core only" :
+			       "spare -> spare + server core, shared -> compute + server core", wq_orig);
+		else
+			printf("# kworkers: not confined (%s): the no-thread kernel points run once, placement '-'\n",
+			       opt.kworker == KW_ANY ? "--kworker-cpus any" : wq_why);
+	} else {
+		printf("# mpi-wait: Open MPI's MPI_Wait/MPI_Waitall BUSY-POLL (btl vader has no blocking mode): under this library the intr and rt threads poll inside MPI_Waitall; they are interrupt-driven only under kprog\n");
+		printf("# kernel strategy: n/a in this run (kprog not active); the no-thread points are manual progression\n");
+	}
+	printf("# poll thread: MPI_Testall loop%s\n",
+	       opt.poll_yield ? ", sched_yield() every --poll-yield failed polls" : ", no sched_yield of its own (--poll-yield 0)");
+	printf("# rt thread: SCHED_FIFO priority %d\n", opt.rt_prio);
+	printf("# t_b: median of %d blocking rounds (Irecv+Isend, Waitall at once); lambda: workload units (%d LCG steps) taking t_b alone, t_c its median time (%d runs)\n",
+	       opt.tb_iters, WORK_UNIT, CALIB_REPS);
+	printf("# time scheme: compute until t_b wall time has passed; t_o = post + wait. work scheme: compute lambda; t_o = t_ov - t_c\n");
+	printf("# per point: %d warm-up + %d measured rounds; to_* median/quartiles of t_o per message (one Isend + the echo's Irecv), us\n",
+	       opt.warmup, opt.iters);
+	printf("# cpu%% = main thread's CPU time / wall time during the computation (median); done%% = rounds whose requests were complete when the computation ended (thread's flag; kernel: one MPI_Testall, a ring read)\n");
+	printf("# m_vcsw/m_ivcsw = compute thread's voluntary/involuntary context switches from post to wait end, per message (mean); t_* = progress thread's per message over the whole round (incl. its idle wait), thr_cpu_us its CPU time per message\n");
+	printf("# lat_* = wake-up latency, us: server's CLOCK_MONOTONIC stamp just before the echo -> the progress entity sees completion (thread: return from MPI_Testall/Waitall; manual, blocking: return from the main thread's MPI_Waitall; kernel: '-', nothing wakes)\n");
+	printf("# data check: %s measured round of each point (pattern, 64 guard bytes), outside the timed region\n",
+	       opt.verify == VERIFY_ALL ? "every" : "first and last");
+	out_header(stdout);
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	char err[256], kbuf[200], wq_why[256] = "";
+	int provided, nprocs, thread_ok;
+
+	popts_defaults(&opt);
+	if (popts_parse(&opt, argc, argv, err, sizeof(err))) {
+		fprintf(stderr, "progress: %s (see --help)\n", err);
+		return 2;
+	}
+	if (opt.help) {
+		popts_usage(stdout);
+		return 0;
+	}
+	if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE")) {
+		fprintf(stderr, "progress: run it under mpirun with 2 ranks: mpirun -np 2 --bind-to none %s (see --help)\n",
+			argv[0]);
+		return 2;
+	}
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	if (nprocs != 2) {
+		if (rank == 0)
+			fprintf(stderr, "progress: needs exactly 2 ranks (mpirun -np 2)\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	if (make_layout())
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	if (pin_self(rank == 0 ? lay.compute : lay.server)) {
+		fprintf(stderr, "progress: rank %d: cannot pin to CPU %d: %s\n", rank,
+			rank == 0 ? lay.compute : lay.server, strerror(errno));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	thread_ok = provided >= MPI_THREAD_SERIALIZED;
+
+	for (int i = 0; i < opt.nsizes; i++)
+		if (opt.sizes[i] > maxsize)
+			maxsize = opt.sizes[i];
+	if (posix_memalign((void **)&sbuf, 4096, maxsize + GUARD) ||
+	    posix_memalign((void **)&rbuf, 4096, maxsize + GUARD)) {
+		fprintf(stderr, "progress: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	memset(sbuf, 0x5A, maxsize + GUARD);	/* first touch outside the timing */
+	memset(rbuf, FILLBYTE, maxsize + GUARD);
+
+	kactive = kprog_mode(kbuf, sizeof(kbuf));
+	if (rank == 0 && kactive && opt.kworker != KW_ANY)
+		wq_ok = wq_init(wq_why, sizeof(wq_why));
+
+	if (rank == 1) {
+		server_loop();
+	} else {
+		if (opt.data) {
+			fdat = open_data("dat", NULL);
+			out_header(fdat);
+			flat = open_data("lat", "# lib strategy placement scheme size round latency_us\n");
+			fhist = open_data("hist", "# lib strategy placement scheme size bin_lo_us bin_hi_us count\n");
+			fcores = open_data("cores", "# lib strategy placement scheme size cpu role user_us sys_us irq_us idle_us (per message, /proc/stat ticks)\n");
+		}
+		print_header(provided, kbuf, wq_why);
+		if (!thread_ok)
+			printf("# threads: MPI provided thread level %d < SERIALIZED: poll, intr and rt skipped\n",
+			       provided);
+		if (opt.strat[ST_KERNEL] && !kactive)
+			printf("# kernel: n/a (kprog not active in this run)\n");
+		build_plan(thread_ok);
+		client_main();
+		wq_restore();
+		if (rt_refused)
+			printf("# %s\n", rt_note);
+	}
+	kactive = kprog_mode(kbuf, sizeof(kbuf)) && kactive;
+	MPI_Bcast(&total_errors, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+	if (rank == 0) {
+		printf("# kprog-status-end: %s\n", kbuf);
+		printf("# data-errors: %ld\n", total_errors);
+		printf("# done in %.1f s\n", (now_ns() - t_start) / 1e9);
+		if (total_errors)
+			printf("!! DATA CORRUPTION: %ld bad words/bytes\n", total_errors);
+		if (fdat) {
+			fclose(fdat);
+			fclose(flat);
+			fclose(fhist);
+			fclose(fcores);
+		}
+		if (!opt.quiet)
+			fprintf(stderr, "[progress %s] done in %.0f s\n", opt.label, (now_ns() - t_start) / 1e9);
+	}
+	fflush(stdout);
+	MPI_Finalize();
+	return total_errors ? 1 : 0;
+}
