@@ -38,31 +38,31 @@
  * without a thread), getrusage(RUSAGE_THREAD) context switches of the
  * compute thread (post..wait) and of the progress thread (whole round),
  * the progress thread's CPU time, whether the requests were done when the
- * computation ended, and /proc/stat CPU time per core.
+ * computation ended, and per core: CPU use, run-queue wait and switches.
+ *
+ * Files: progress_opts.c (options, --help), progress_thread.c (the
+ * progress thread and its handoff), progress_sys.c (kprog detection,
+ * kernel worker CPUs, per-core accounting), progress_stats.c
+ * (percentiles, calibration steps, histogram); this file: the rounds,
+ * the plan of points, calibration and output.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/futex.h>
 #include <math.h>
-#include <pthread.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "progress_opts.h"
 #include "progress_stats.h"
+#include "progress_sys.h"
+#include "progress_thread.h"
 
 enum { TAG_READY = 21, TAG_DATA, TAG_ECHO, TAG_CTL, TAG_ERRS };
 
@@ -74,30 +74,12 @@ enum { TAG_READY = 21, TAG_DATA, TAG_ECHO, TAG_CTL, TAG_ERRS };
 #define CALIB_TOL 0.03		/* workload within 3 % of t_b */
 #define CALIB_STEPS 10
 #define WORK_UNIT 32		/* LCG steps per workload unit: fine enough for t_b of 1 us */
-#define MAX_CPUS 256
-#define WQ_MASK_PATH "/sys/devices/virtual/workqueue/cpumask"
+#define MAX_CPUS SYS_MAX_CPUS
 
 static int rank;
 static struct popts opt;
 static unsigned char *sbuf, *rbuf;
 static size_t maxsize;
-
-/* ---- clocks and computation ---- */
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static double thread_cpu_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static volatile uint64_t sink;
 
@@ -187,45 +169,12 @@ static void check_tail(const unsigned char *b, size_t n, uint64_t seed, const ch
 			bad(who, o, "written past the end of the message");
 }
 
-/* ---- kprog detection: libkprog.so mapped, /dev/kprog open ---- */
-static void kprog_status(int *loaded, int *devopen)
-{
-	char line[4096], path[300], tgt[256];
-	FILE *f = fopen("/proc/self/maps", "r");
-	DIR *d;
-	struct dirent *e;
-
-	*loaded = 0;
-	*devopen = 0;
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (strstr(line, "libkprog"))
-				*loaded = 1;
-		fclose(f);
-	}
-	d = opendir("/proc/self/fd");
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-		n = readlink(path, tgt, sizeof(tgt) - 1);
-		if (n > 0) {
-			tgt[n] = 0;
-			if (!strcmp(tgt, "/dev/kprog"))
-				*devopen = 1;
-		}
-	}
-	closedir(d);
-}
-
 /* agreed over both ranks; returns 1 if active on both, line for rank 0 */
 static int kprog_mode(char *buf, size_t len)
 {
 	int st[2], all[4];
 
-	kprog_status(&st[0], &st[1]);
+	kprog_local_status(&st[0], &st[1]);
 	MPI_Allgather(st, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
 	if (!all[0] && !all[2])
 		snprintf(buf, len, "absent (libkprog.so not loaded)");
@@ -238,85 +187,6 @@ static int kprog_mode(char *buf, size_t len)
 		snprintf(buf, len, "partial (rank0: shim %d dev %d, rank1: shim %d dev %d)",
 			 all[0], all[1], all[2], all[3]);
 	return all[1] && all[3];
-}
-
-/* ---- kernel worker placement: the unbound workqueue cpumask ---- */
-static char wq_orig[512];
-static int wq_ok;		/* original read and writable */
-static volatile sig_atomic_t wq_changed;
-
-static int wq_write(const char *s)
-{
-	int fd = open(WQ_MASK_PATH, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n < 0 ? -1 : 0;
-}
-
-static void wq_restore(void)
-{
-	if (wq_changed && !wq_write(wq_orig))
-		wq_changed = 0;
-}
-
-static void wq_on_signal(int sig)
-{
-	wq_restore();	/* open/write/close only: async-signal-safe */
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* reads the mask and writes it back unchanged: proves we may change it */
-static int wq_init(char *why, size_t len)
-{
-	FILE *f = fopen(WQ_MASK_PATH, "r");
-
-	if (!f) {
-		snprintf(why, len, "%s: %s", WQ_MASK_PATH, strerror(errno));
-		return 0;
-	}
-	if (!fgets(wq_orig, sizeof(wq_orig), f)) {
-		fclose(f);
-		snprintf(why, len, "%s: empty", WQ_MASK_PATH);
-		return 0;
-	}
-	fclose(f);
-	wq_orig[strcspn(wq_orig, "\n")] = 0;
-	if (wq_write(wq_orig)) {
-		snprintf(why, len, "cannot write %s: %s", WQ_MASK_PATH, strerror(errno));
-		return 0;
-	}
-	atexit(wq_restore);
-	signal(SIGTERM, wq_on_signal);
-	signal(SIGINT, wq_on_signal);
-	signal(SIGHUP, wq_on_signal);
-	return 1;
-}
-
-/* hex cpumask string of up to 2 CPUs (-1: none) */
-static void mask_str(char *buf, size_t len, int a, int b)
-{
-	unsigned char bits[MAX_CPUS / 8] = { 0 };
-	int top = -1, pos = 0;
-
-	if (a >= 0 && a < MAX_CPUS)
-		bits[a / 8] |= 1 << (a % 8);
-	if (b >= 0 && b < MAX_CPUS)
-		bits[b / 8] |= 1 << (b % 8);
-	for (int i = 0; i < MAX_CPUS / 4; i++)
-		if ((bits[i / 2] >> (4 * (i % 2))) & 0xf)
-			top = i;
-	if (top < 0) {
-		snprintf(buf, len, "0");
-		return;
-	}
-	for (int i = top; i >= 0 && pos + 2 < (int)len; i--)
-		buf[pos++] = "0123456789abcdef"[(bits[i / 2] >> (4 * (i % 2))) & 0xf];
-	buf[pos] = 0;
 }
 
 /* ---- CPU layout ---- */
@@ -398,193 +268,6 @@ static int pin_self(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* ---- per-core CPU time from /proc/stat ---- */
-struct cpustat {
-	unsigned long long user, sys, irq, idle;	/* ticks */
-};
-static struct cpustat cs0[MAX_CPUS], cs1[MAX_CPUS];
-
-static void read_cpustat(struct cpustat *cs)
-{
-	char line[512];
-	FILE *f = fopen("/proc/stat", "r");
-
-	memset(cs, 0, sizeof(*cs) * MAX_CPUS);
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v[8] = { 0 };
-		int c;
-
-		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
-			continue;
-		if (sscanf(line + 3, "%d %llu %llu %llu %llu %llu %llu %llu %llu", &c,
-			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 8)
-			continue;
-		if (c < 0 || c >= MAX_CPUS)
-			continue;
-		cs[c].user = v[0] + v[1];	/* user + nice */
-		cs[c].sys = v[2];
-		cs[c].irq = v[5] + v[6];	/* irq + softirq */
-		cs[c].idle = v[3] + v[4];	/* idle + iowait */
-	}
-	fclose(f);
-}
-
-/* ---- progress thread ---- */
-struct prog_thread {
-	pthread_t th;
-	int strat;
-	_Atomic uint32_t work;		/* generation handed over by main; UINT32_MAX: exit */
-	_Atomic uint32_t done;		/* generation completed by the thread */
-	_Atomic uint32_t main_waiting;
-	_Atomic uint32_t ready;
-	MPI_Request *req;		/* main's 2 requests, owned by the thread while work != done */
-	int slot;			/* round index, written before the handoff */
-	int64_t *t_obs;			/* per round: return from Testall/Waitall, ns */
-	double *cpu;			/* per round: thread CPU time at done, us */
-	long *vcsw, *ivcsw;		/* per round: rusage at done */
-	long *polls;			/* per round: MPI_Testall calls */
-	double cpu0;			/* at thread start */
-	long vcsw0, ivcsw0;
-};
-
-static long futex(_Atomic uint32_t *a, int op, uint32_t val)
-{
-	return syscall(SYS_futex, (uint32_t *)a, op, val, NULL, NULL, 0);
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
-static void *prog_thread_main(void *arg)
-{
-	struct prog_thread *p = arg;
-	uint32_t seen = 0;
-	long polls = 0, idle = 0;
-	struct rusage ru;
-
-	getrusage(RUSAGE_THREAD, &ru);
-	p->vcsw0 = ru.ru_nvcsw;
-	p->ivcsw0 = ru.ru_nivcsw;
-	p->cpu0 = thread_cpu_us();
-	atomic_store_explicit(&p->ready, 1, memory_order_release);
-	for (;;) {
-		uint32_t g;
-		int slot;
-
-		/* wait for work without calling MPI: the main thread owns it now */
-		while ((g = atomic_load_explicit(&p->work, memory_order_acquire)) == seen) {
-			if (p->strat != ST_POLL)
-				futex(&p->work, FUTEX_WAIT_PRIVATE, seen);
-			else if (opt.poll_yield && ++idle % opt.poll_yield == 0)
-				sched_yield();
-			else
-				cpu_relax();
-		}
-		if (g == UINT32_MAX)
-			break;
-		seen = g;
-		slot = p->slot;
-		polls = 0;
-		if (p->strat == ST_POLL) {
-			int flag = 0;
-
-			do {
-				MPI_Testall(2, p->req, &flag, MPI_STATUSES_IGNORE);
-				polls++;
-				if (!flag && opt.poll_yield && polls % opt.poll_yield == 0)
-					sched_yield();
-			} while (!flag);
-		} else {
-			MPI_Waitall(2, p->req, MPI_STATUSES_IGNORE);
-		}
-		p->t_obs[slot] = now_ns();
-		getrusage(RUSAGE_THREAD, &ru);
-		p->vcsw[slot] = ru.ru_nvcsw;
-		p->ivcsw[slot] = ru.ru_nivcsw;
-		p->cpu[slot] = thread_cpu_us();
-		p->polls[slot] = polls;
-		/* seq_cst pairs with main's main_waiting store + done load */
-		atomic_store_explicit(&p->done, g, memory_order_seq_cst);
-		if (atomic_load_explicit(&p->main_waiting, memory_order_seq_cst))
-			futex(&p->done, FUTEX_WAKE_PRIVATE, 1);
-	}
-	return NULL;
-}
-
-/* 0, or an errno (EPERM: SCHED_FIFO refused) */
-static int prog_thread_start(struct prog_thread *p, int strat, int cpu, int rounds, MPI_Request *req)
-{
-	pthread_attr_t attr;
-	cpu_set_t set;
-	int rc;
-
-	memset(p, 0, sizeof(*p));
-	p->strat = strat;
-	p->req = req;
-	p->t_obs = calloc(rounds, sizeof(*p->t_obs));
-	p->cpu = calloc(rounds, sizeof(*p->cpu));
-	p->vcsw = calloc(rounds, sizeof(*p->vcsw));
-	p->ivcsw = calloc(rounds, sizeof(*p->ivcsw));
-	p->polls = calloc(rounds, sizeof(*p->polls));
-	if (!p->t_obs || !p->cpu || !p->vcsw || !p->ivcsw || !p->polls)
-		return ENOMEM;
-	pthread_attr_init(&attr);
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	if (strat == ST_RT) {
-		struct sched_param sp = { .sched_priority = opt.rt_prio };
-
-		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-		pthread_attr_setschedparam(&attr, &sp);
-	}
-	rc = pthread_create(&p->th, &attr, prog_thread_main, p);
-	pthread_attr_destroy(&attr);
-	if (rc)
-		return rc;
-	while (!atomic_load_explicit(&p->ready, memory_order_acquire)) {
-		struct timespec ts = { 0, 50000 };
-
-		nanosleep(&ts, NULL);	/* not a spin: it may share our core */
-	}
-	return 0;
-}
-
-static void prog_thread_free(struct prog_thread *p)
-{
-	free(p->t_obs);
-	free(p->cpu);
-	free(p->vcsw);
-	free(p->ivcsw);
-	free(p->polls);
-}
-
-static void prog_thread_stop(struct prog_thread *p)
-{
-	atomic_store_explicit(&p->work, UINT32_MAX, memory_order_release);
-	futex(&p->work, FUTEX_WAKE_PRIVATE, 1);
-	pthread_join(p->th, NULL);
-	prog_thread_free(p);
-}
-
-/* main: wait for the thread's done without spinning (it may share our core) */
-static void wait_done(struct prog_thread *p, uint32_t g)
-{
-	while (atomic_load_explicit(&p->done, memory_order_acquire) != g) {
-		atomic_store_explicit(&p->main_waiting, 1, memory_order_seq_cst);
-		if (atomic_load_explicit(&p->done, memory_order_seq_cst) != g)
-			futex(&p->done, FUTEX_WAIT_PRIVATE, g - 1);
-		atomic_store_explicit(&p->main_waiting, 0, memory_order_relaxed);
-	}
-}
-
 /* ---- control messages: the client drives the server point by point ---- */
 struct ctl {
 	int64_t size;
@@ -651,6 +334,9 @@ struct round {
 	double lat;		/* us, NAN if not observable */
 };
 
+static struct cpustat cs0[SYS_MAX_CPUS], cs1[SYS_MAX_CPUS];	/* around a point's measured rounds */
+static int64_t cs_t0, cs_t1;
+static int wq_ok;		/* kernel worker CPUs under our control */
 static int kactive;		/* kprog module active on both ranks */
 static int point_id;
 static long total_errors;
@@ -659,7 +345,6 @@ static void client_round(int strat, struct prog_thread *pt, int scheme, size_t n
 			 double tb_us, uint64_t lambda, int i, int check, uint64_t seed,
 			 struct round *r)
 {
-	static uint32_t gen;
 	MPI_Request req[2];
 	struct rusage ru0, ru1;
 	int64_t t0, t1, t2, t3, tobs, stamp;
@@ -670,8 +355,6 @@ static void client_round(int strat, struct prog_thread *pt, int scheme, size_t n
 		fill_pattern(sbuf, n, seed);
 		memset(rbuf, FILLBYTE, n + GUARD);
 	}
-	if (pt)
-		pt->req = req;
 	/* the server has posted its receive */
 	MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	getrusage(RUSAGE_THREAD, &ru0);
@@ -679,14 +362,8 @@ static void client_round(int strat, struct prog_thread *pt, int scheme, size_t n
 	t0 = now_ns();
 	MPI_Irecv(rbuf, (int)n, MPI_BYTE, 1, TAG_ECHO, MPI_COMM_WORLD, &req[0]);
 	MPI_Isend(sbuf, (int)n, MPI_BYTE, 1, TAG_DATA, MPI_COMM_WORLD, &req[1]);
-	if (pt) {
-		g = ++gen;
-		pt->slot = i;
-		atomic_store_explicit(&pt->work, g, memory_order_release);
-		if (pt->strat != ST_POLL)	/* it sleeps on the futex */
-			futex(&pt->work, FUTEX_WAKE_PRIVATE, 1);
-		/* from here until done, only the thread calls MPI */
-	}
+	if (pt)	/* from here until done, only the thread calls MPI */
+		g = prog_thread_handoff(pt, req, i);
 	t1 = now_ns();
 	c0 = thread_cpu_us();
 	if (strat != ST_BLOCKING) {
@@ -699,8 +376,8 @@ static void client_round(int strat, struct prog_thread *pt, int scheme, size_t n
 	t2 = now_ns();
 	r->done_end = -1;
 	if (pt) {
-		r->done_end = atomic_load_explicit(&pt->done, memory_order_acquire) == g;
-		wait_done(pt, g);
+		r->done_end = prog_thread_done(pt, g);
+		prog_thread_wait(pt, g);
 	} else {
 		if (kactive && strat != ST_BLOCKING) {
 			int flag;
@@ -772,7 +449,7 @@ struct point_result {
 	double tb, tc;
 	uint64_t lambda;
 	long errors;
-	char mask[64];
+	char mask[SYS_MAX_CPUS / 4 + 8];
 };
 
 static void out_row(FILE *f, int strat, int place, int scheme, size_t size, int iters,
@@ -844,16 +521,24 @@ static void out_samples(int strat, int place, int scheme, size_t size, const dou
 	}
 	if (fcores) {
 		double tick_us = 1e6 / sysconf(_SC_CLK_TCK);
+		double wall = (cs_t1 - cs_t0) / 1e3 / iters;
 
 		for (int i = 0; i < lay.ncpu; i++) {
 			int c = lay.cpus[i];
+			int sch = cs0[c].sched && cs1[c].sched;
+			char run[24] = "-", delay[24] = "-", sw[24] = "-";
 
-			fprintf(fcores, "%s %s %s %s %zu %d %s %.2f %.2f %.2f %.2f\n", lib,
+			if (sch) {
+				snprintf(run, sizeof(run), "%.2f", (cs1[c].run_ns - cs0[c].run_ns) / 1e3 / iters);
+				snprintf(delay, sizeof(delay), "%.2f", (cs1[c].delay_ns - cs0[c].delay_ns) / 1e3 / iters);
+				snprintf(sw, sizeof(sw), "%.2f", (double)(cs1[c].pcount - cs0[c].pcount) / iters);
+			}
+			fprintf(fcores, "%s %s %s %s %zu %d %s %.2f %.2f %.2f %.2f %s %s %s %.2f\n", lib,
 				strat_label(strat), place_label(place), sc, size, c, cpu_role(c),
 				(cs1[c].user - cs0[c].user) * tick_us / iters,
 				(cs1[c].sys - cs0[c].sys) * tick_us / iters,
 				(cs1[c].irq - cs0[c].irq) * tick_us / iters,
-				(cs1[c].idle - cs0[c].idle) * tick_us / iters);
+				(cs1[c].idle - cs0[c].idle) * tick_us / iters, run, delay, sw, wall);
 		}
 		fflush(fcores);
 	}
@@ -998,8 +683,7 @@ static void set_kworkers(int place, char *mask, size_t len)
 		return;
 	core = place == PL_SPARE ? lay.spare : lay.compute;
 	mask_str(mask, len, core, opt.kworker == KW_FOLLOW ? lay.server : -1);
-	wq_changed = 1;
-	rc = wq_write(mask);
+	rc = wq_set(mask);
 	if (rc) {
 		fprintf(stderr, "progress: cannot set %s to %s: %s\n", WQ_MASK_PATH, mask, strerror(errno));
 		snprintf(mask, len, "failed");
@@ -1031,7 +715,7 @@ static void run_point(int s, int strat, int place, int scheme, struct point_resu
 	point_errors = 0;
 	if (thread) {
 		int core = place == PL_SPARE ? lay.spare : lay.compute;
-		int rc = prog_thread_start(&pt, strat, core, rounds, NULL);
+		int rc = prog_thread_start(&pt, strat, core, opt.rt_prio, opt.poll_yield, rounds);
 
 		if (rc) {
 			if (strat == ST_RT && rc == EPERM) {
@@ -1052,7 +736,7 @@ static void run_point(int s, int strat, int place, int scheme, struct point_resu
 		int check = is_check_round(i, opt.warmup, iters, opt.verify == VERIFY_ALL);
 
 		if (i == opt.warmup)
-			read_cpustat(cs0);
+			cs_t0 = read_cpustat(cs0);
 		client_round(strat, thread ? &pt : NULL, scheme, n, tb, lambda, i, check,
 			     round_seed(point_id, i), &r);
 		m = i - opt.warmup;
@@ -1072,7 +756,7 @@ static void run_point(int s, int strat, int place, int scheme, struct point_resu
 		if (!isnan(r.lat))
 			lat[nlat++] = r.lat;
 	}
-	read_cpustat(cs1);
+	cs_t1 = read_cpustat(cs1);
 	if (thread) {
 		int ref = opt.warmup - 1, last = rounds - 1;
 		double cpu_ref = ref >= 0 ? pt.cpu[ref] : pt.cpu0;
@@ -1243,7 +927,7 @@ static void print_header(int provided, const char *kmode, const char *wq_why)
 			printf("# kworkers: kprog's unbound kernel workers confined per point (%s) through %s: %s (restored at exit to %s)\n",
 			       po_kworker_name[opt.kworker], WQ_MASK_PATH,
 			       opt.kworker == KW_STRICT ? "spare -> the spare core only, shared -> the compute core only" :
-			       "spare -> spare + server core, shared -> compute + server core", wq_orig);
+			       "spare -> spare + server core, shared -> compute + server core", wq_original());
 		else
 			printf("# kworkers: not confined (%s): the no-thread kernel points run once, placement '-'\n",
 			       opt.kworker == KW_ANY ? "--kworker-cpus any" : wq_why);
@@ -1327,7 +1011,8 @@ int main(int argc, char **argv)
 			out_header(fdat);
 			flat = open_data("lat", "# lib strategy placement scheme size round latency_us\n");
 			fhist = open_data("hist", "# lib strategy placement scheme size bin_lo_us bin_hi_us count\n");
-			fcores = open_data("cores", "# lib strategy placement scheme size cpu role user_us sys_us irq_us idle_us (per message, /proc/stat ticks)\n");
+			fcores = open_data("cores", "# lib strategy placement scheme size cpu role user_us sys_us irq_us idle_us run_us delay_us switches wall_us\n"
+				      "# per message: user..idle from /proc/stat ticks; run (tasks running), delay (tasks waiting on the run queue), switches (tasks switched in) from /proc/schedstat, '-' without it; wall = round time\n");
 		}
 		print_header(provided, kbuf, wq_why);
 		if (!thread_ok)

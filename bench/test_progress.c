@@ -2,7 +2,8 @@
 /*
  * Native unit tests of bench/progress's pure logic (no MPI): percentiles
  * and summaries, the workload calibration steps, latency histogram bins,
- * the time-left estimate and option parsing. Last line "N passed, N failed".
+ * the time-left estimate, option parsing and the kernel-worker cpumask
+ * string. Last line "N passed, N failed".
  */
 #include <math.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 
 #include "progress_opts.h"
 #include "progress_stats.h"
+#include "progress_sys.h"
 
 static int passed, failed;
 
@@ -121,6 +123,30 @@ static void test_eta(void)
 	EXPECT(near(eta_left(10, 100, 0), 0), "nothing left");
 }
 
+static void test_mask(void)
+{
+	char b[80], tiny[2];
+
+	mask_str(b, sizeof(b), 2, -1);
+	EXPECT(!strcmp(b, "4"), "CPU 2 -> 4, got %s", b);
+	mask_str(b, sizeof(b), 1, 0);
+	EXPECT(!strcmp(b, "3"), "CPUs 1,0 -> 3, got %s", b);
+	mask_str(b, sizeof(b), 3, 3);
+	EXPECT(!strcmp(b, "8"), "same CPU twice -> 8, got %s", b);
+	mask_str(b, sizeof(b), 4, 0);
+	EXPECT(!strcmp(b, "11"), "CPUs 4,0 -> 11, got %s", b);
+	mask_str(b, sizeof(b), 9, -1);
+	EXPECT(!strcmp(b, "200"), "CPU 9 -> 200, got %s", b);
+	mask_str(b, sizeof(b), 255, 0);
+	EXPECT(strlen(b) == 64 && b[0] == '8' && b[63] == '1', "CPUs 255,0 -> 64 digits, got %s", b);
+	mask_str(b, sizeof(b), -1, -1);
+	EXPECT(!strcmp(b, "0"), "no CPU -> 0, got %s", b);
+	mask_str(b, sizeof(b), 300, -1);
+	EXPECT(!strcmp(b, "0"), "CPU beyond the limit ignored, got %s", b);
+	mask_str(tiny, sizeof(tiny), 9, -1);
+	EXPECT(!strcmp(tiny, "0"), "a mask that does not fit is never truncated to a wrong one: %s", tiny);
+}
+
 static int parse(struct popts *o, char *err, const char *a1, const char *a2, const char *a3)
 {
 	char *argv[5] = { (char *)"progress", (char *)a1, (char *)a2, (char *)a3, NULL };
@@ -197,6 +223,7 @@ int main(void)
 	test_calibration();
 	test_histogram();
 	test_eta();
+	test_mask();
 	test_options();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
