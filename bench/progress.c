@@ -286,11 +286,25 @@ static uint64_t round_seed(int point_id, int i)
 	return ((uint64_t)point_id << 24) + (uint64_t)i;
 }
 
+/* what the server reports after each point */
+struct srv_report {
+	long errors;
+	double cpu_us;		/* process CPU per measured round, post of its receive .. echo sent */
+};
+
+static double process_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
 static void server_loop(void)
 {
 	for (;;) {
+		struct srv_report rep = { 0, 0 };
 		struct ctl c;
-		long errs;
 
 		MPI_Recv(&c, sizeof(c), MPI_BYTE, 0, TAG_CTL, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		if (c.stop)
@@ -302,9 +316,11 @@ static void server_loop(void)
 			size_t n = (size_t)c.size;
 			MPI_Request rq;
 			int64_t stamp;
+			double c0;
 
 			if (check)
 				memset(rbuf, FILLBYTE, n + GUARD);
+			c0 = process_cpu_us();
 			MPI_Irecv(rbuf, (int)n, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD, &rq);
 			MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, MPI_COMM_WORLD);
 			MPI_Wait(&rq, MPI_STATUS_IGNORE);
@@ -312,14 +328,17 @@ static void server_loop(void)
 			stamp = now_ns();	/* just before the last send */
 			memcpy(rbuf, &stamp, 8);
 			MPI_Send(rbuf, (int)n, MPI_BYTE, 0, TAG_ECHO, MPI_COMM_WORLD);
+			if (i >= c.warmup)
+				rep.cpu_us += process_cpu_us() - c0;
 			if (check) {
 				if (w0 != patw(0, seed))
 					bad("server", 0, "payload differs from the pattern");
 				check_tail(rbuf, n, seed, "server");
 			}
 		}
-		errs = point_errors;
-		MPI_Send(&errs, 1, MPI_LONG, 0, TAG_ERRS, MPI_COMM_WORLD);
+		rep.errors = point_errors;
+		rep.cpu_us /= c.iters;
+		MPI_Send(&rep, sizeof(rep), MPI_BYTE, 0, TAG_ERRS, MPI_COMM_WORLD);
 	}
 }
 
@@ -436,16 +455,17 @@ static void fmt(char *b, size_t len, const char *f, double v)
 
 static void out_header(FILE *f)
 {
-	fprintf(f, "# %-6s %-8s %-6s %-6s %9s %10s %10s %10s %5s %10s %10s %10s %10s %10s %10s %6s %6s %7s %7s %7s %7s %10s %8s %10s %10s %10s %10s %6s %s\n",
+	fprintf(f, "# %-6s %-8s %-6s %-6s %9s %10s %10s %10s %5s %10s %10s %10s %10s %10s %10s %6s %6s %7s %7s %7s %7s %10s %8s %10s %10s %10s %10s %6s %-8s %10s %10s\n",
 		"lib", "strategy", "place", "scheme", "size", "tb_us", "tc_us", "lambda", "iters",
 		"to_med", "to_q1", "to_q3", "tov_med", "post_med", "wait_med", "cpu%", "done%",
 		"m_vcsw", "m_ivcsw", "t_vcsw", "t_ivcsw", "thr_cpu_us", "polls",
-		"lat_p50", "lat_p90", "lat_p99", "lat_max", "errors", "kw_mask");
+		"lat_p50", "lat_p90", "lat_p99", "lat_max", "errors", "kw_mask", "srv_cpu_us", "kw_cpu_us");
 }
 
 struct point_result {
 	struct summary to, tov, post, wait, share, lat;
 	double done_pct, mv, miv, tv, tiv, tcpu, polls;
+	double srv_cpu, kw_cpu;		/* server process, unbound kernel workers: us per message */
 	double tb, tc;
 	uint64_t lambda;
 	long errors;
@@ -455,7 +475,7 @@ struct point_result {
 static void out_row(FILE *f, int strat, int place, int scheme, size_t size, int iters,
 		    const struct point_result *p)
 {
-	char b[20][24];
+	char b[22][24];
 
 	fmt(b[0], 24, "%.2f", p->tb);
 	fmt(b[1], 24, "%.2f", p->tc);
@@ -477,12 +497,14 @@ static void out_row(FILE *f, int strat, int place, int scheme, size_t size, int 
 	fmt(b[17], 24, "%.2f", p->lat.p90);
 	fmt(b[18], 24, "%.2f", p->lat.p99);
 	fmt(b[19], 24, "%.2f", p->lat.max);
-	fprintf(f, "  %-6s %-8s %-6s %-6s %9zu %10s %10s %10llu %5d %10s %10s %10s %10s %10s %10s %6s %6s %7s %7s %7s %7s %10s %8s %10s %10s %10s %10s %6ld %s\n",
+	fmt(b[20], 24, "%.2f", p->srv_cpu);
+	fmt(b[21], 24, "%.2f", p->kw_cpu);
+	fprintf(f, "  %-6s %-8s %-6s %-6s %9zu %10s %10s %10llu %5d %10s %10s %10s %10s %10s %10s %6s %6s %7s %7s %7s %7s %10s %8s %10s %10s %10s %10s %6ld %-8s %10s %10s\n",
 		opt.label[0] ? opt.label : "-", strat_label(strat), place_label(place),
 		scheme < 0 ? "-" : po_scheme_name[scheme], size, b[0], b[1],
 		(unsigned long long)p->lambda, iters, b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
 		b[10], b[11], b[12], b[13], b[14], b[15], b[16], b[17], b[18], b[19], p->errors,
-		p->mask[0] ? p->mask : "-");
+		p->mask[0] ? p->mask : "-", b[20], b[21]);
 	fflush(f);
 }
 
@@ -504,10 +526,10 @@ static void out_samples(int strat, int place, int scheme, size_t size, const dou
 	const char *sc = scheme < 0 ? "-" : po_scheme_name[scheme];
 	int hist[HIST_BINS] = { 0 };
 
-	if (flat) {
+	if (flat) {	/* @lat is sorted: rank k of n -> F = k/n */
 		for (int i = 0; i < n; i++)
-			fprintf(flat, "%s %s %s %s %zu %d %.3f\n", lib, strat_label(strat),
-				place_label(place), sc, size, i, lat[i]);
+			fprintf(flat, "%s %s %s %s %zu %d %.3f %.4f\n", lib, strat_label(strat),
+				place_label(place), sc, size, i + 1, lat[i], (double)(i + 1) / n);
 		fflush(flat);
 	}
 	if (fhist && n) {
@@ -666,12 +688,12 @@ static void send_ctl(size_t size, int rounds, int iters)
 	MPI_Send(&c, sizeof(c), MPI_BYTE, 1, TAG_CTL, MPI_COMM_WORLD);
 }
 
-static long recv_server_errors(void)
+static struct srv_report recv_server_report(void)
 {
-	long e;
+	struct srv_report r;
 
-	MPI_Recv(&e, 1, MPI_LONG, 1, TAG_ERRS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-	return e;
+	MPI_Recv(&r, sizeof(r), MPI_BYTE, 1, TAG_ERRS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	return r;
 }
 
 static void set_kworkers(int place, char *mask, size_t len)
@@ -708,6 +730,8 @@ static void run_point(int s, int strat, int place, int scheme, struct point_resu
 	long mv = 0, miv = 0;
 	uint64_t lambda = lambda_of[s];
 	double tb = tb_us[s];
+	int64_t kw0 = -1, kw1 = -1;
+	struct srv_report srv;
 
 	memset(res, 0, sizeof(*res));
 	set_kworkers(place, res->mask, sizeof(res->mask));
@@ -735,8 +759,10 @@ static void run_point(int s, int strat, int place, int scheme, struct point_resu
 	for (int i = 0; i < rounds; i++) {
 		int check = is_check_round(i, opt.warmup, iters, opt.verify == VERIFY_ALL);
 
-		if (i == opt.warmup)
+		if (i == opt.warmup) {
+			kw0 = kworker_unbound_ns();
 			cs_t0 = read_cpustat(cs0);
+		}
 		client_round(strat, thread ? &pt : NULL, scheme, n, tb, lambda, i, check,
 			     round_seed(point_id, i), &r);
 		m = i - opt.warmup;
@@ -757,6 +783,7 @@ static void run_point(int s, int strat, int place, int scheme, struct point_resu
 			lat[nlat++] = r.lat;
 	}
 	cs_t1 = read_cpustat(cs1);
+	kw1 = kworker_unbound_ns();
 	if (thread) {
 		int ref = opt.warmup - 1, last = rounds - 1;
 		double cpu_ref = ref >= 0 ? pt.cpu[ref] : pt.cpu0;
@@ -774,15 +801,18 @@ static void run_point(int s, int strat, int place, int scheme, struct point_resu
 	} else {
 		res->tv = res->tiv = res->tcpu = res->polls = NAN;
 	}
-	res->errors = point_errors + recv_server_errors();
+	srv = recv_server_report();
+	res->errors = point_errors + srv.errors;
+	res->srv_cpu = srv.cpu_us;
+	res->kw_cpu = kw0 >= 0 && kw1 >= 0 ? (kw1 - kw0) / 1e3 / iters : NAN;
 	total_errors += res->errors;
 	summarize(to, iters, &res->to);
 	summarize(tov, iters, &res->tov);
 	summarize(post, iters, &res->post);
 	summarize(wt, iters, &res->wait);
 	summarize(share, iters, &res->share);
+	summarize(lat, nlat, &res->lat);	/* sorts: the samples go out as a CDF */
 	out_samples(strat, place, scheme, n, lat, nlat, iters);
-	summarize(lat, nlat, &res->lat);
 	res->done_pct = nde ? 100.0 * ndone / nde : NAN;
 	res->mv = (double)mv / iters;
 	res->miv = (double)miv / iters;
@@ -945,6 +975,7 @@ static void print_header(int provided, const char *kmode, const char *wq_why)
 	       opt.warmup, opt.iters);
 	printf("# cpu%% = main thread's CPU time / wall time during the computation (median); done%% = rounds whose requests were complete when the computation ended (thread's flag; kernel: one MPI_Testall, a ring read)\n");
 	printf("# m_vcsw/m_ivcsw = compute thread's voluntary/involuntary context switches from post to wait end, per message (mean); t_* = progress thread's per message over the whole round (incl. its idle wait), thr_cpu_us its CPU time per message\n");
+	printf("# srv_cpu_us = server process CPU per message (its receive posted .. echo sent); kw_cpu_us = CPU of all unbound kernel workers per message (kprog's copies run there; /proc/PID/schedstat)\n");
 	printf("# lat_* = wake-up latency, us: server's CLOCK_MONOTONIC stamp just before the echo -> the progress entity sees completion (thread: return from MPI_Testall/Waitall; manual, blocking: return from the main thread's MPI_Waitall; kernel: '-', nothing wakes)\n");
 	printf("# data check: %s measured round of each point (pattern, 64 guard bytes), outside the timed region\n",
 	       opt.verify == VERIFY_ALL ? "every" : "first and last");
@@ -1009,7 +1040,7 @@ int main(int argc, char **argv)
 		if (opt.data) {
 			fdat = open_data("dat", NULL);
 			out_header(fdat);
-			flat = open_data("lat", "# lib strategy placement scheme size round latency_us\n");
+			flat = open_data("lat", "# lib strategy placement scheme size rank latency_us cdf (sorted samples of a point; cdf = rank / samples)\n");
 			fhist = open_data("hist", "# lib strategy placement scheme size bin_lo_us bin_hi_us count\n");
 			fcores = open_data("cores", "# lib strategy placement scheme size cpu role user_us sys_us irq_us idle_us run_us delay_us switches wall_us\n"
 				      "# per message: user..idle from /proc/stat ticks; run (tasks running), delay (tasks waiting on the run queue), switches (tasks switched in) from /proc/schedstat, '-' without it; wall = round time\n");

@@ -136,6 +136,45 @@ void mask_str(char *buf, size_t len, int a, int b)
 	buf[pos] = 0;
 }
 
+int64_t kworker_unbound_ns(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int64_t sum = 0;
+	int seen = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[64], comm[64];
+		unsigned long long rt;
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f) || strncmp(comm, "kworker/u", 9)) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%.20s/schedstat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &rt) == 1) {
+			sum += (int64_t)rt;
+			seen = 1;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return seen ? sum : -1;
+}
+
 int64_t read_cpustat(struct cpustat *cs)
 {
 	int64_t t = now_ns();

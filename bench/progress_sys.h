@@ -58,6 +58,13 @@ struct cpustat {
 	int sched;		/* schedstat values valid */
 };
 
+/*
+ * CPU time (ns, exact: sum_exec_runtime from /proc/PID/schedstat) of all
+ * unbound kernel workers ("kworker/u*"), where kprog's rendezvous copies
+ * run; -1 if the kernel does not show it.
+ */
+int64_t kworker_unbound_ns(void);
+
 /* fills cs[0..SYS_MAX_CPUS-1] (zeroes first), returns the time of reading, ns */
 int64_t read_cpustat(struct cpustat *cs);
 
