@@ -453,61 +453,6 @@ static void fmt(char *b, size_t len, const char *f, double v)
 		snprintf(b, len, f, v);
 }
 
-static void out_header(FILE *f)
-{
-	fprintf(f, "# %-6s %-8s %-6s %-6s %9s %10s %10s %10s %5s %10s %10s %10s %10s %10s %10s %6s %6s %7s %7s %7s %7s %10s %8s %10s %10s %10s %10s %6s %-8s %10s %10s\n",
-		"lib", "strategy", "place", "scheme", "size", "tb_us", "tc_us", "lambda", "iters",
-		"to_med", "to_q1", "to_q3", "tov_med", "post_med", "wait_med", "cpu%", "done%",
-		"m_vcsw", "m_ivcsw", "t_vcsw", "t_ivcsw", "thr_cpu_us", "polls",
-		"lat_p50", "lat_p90", "lat_p99", "lat_max", "errors", "kw_mask", "srv_cpu_us", "kw_cpu_us");
-}
-
-struct point_result {
-	struct summary to, tov, post, wait, share, lat;
-	double done_pct, mv, miv, tv, tiv, tcpu, polls;
-	double srv_cpu, kw_cpu;		/* server process, unbound kernel workers: us per message */
-	double tb, tc;
-	uint64_t lambda;
-	long errors;
-	char mask[SYS_MAX_CPUS / 4 + 8];
-};
-
-static void out_row(FILE *f, int strat, int place, int scheme, size_t size, int iters,
-		    const struct point_result *p)
-{
-	char b[22][24];
-
-	fmt(b[0], 24, "%.2f", p->tb);
-	fmt(b[1], 24, "%.2f", p->tc);
-	fmt(b[2], 24, "%.3f", p->to.med);
-	fmt(b[3], 24, "%.3f", p->to.q1);
-	fmt(b[4], 24, "%.3f", p->to.q3);
-	fmt(b[5], 24, "%.2f", p->tov.med);
-	fmt(b[6], 24, "%.3f", p->post.med);
-	fmt(b[7], 24, "%.3f", p->wait.med);
-	fmt(b[8], 24, "%.1f", 100 * p->share.med);
-	fmt(b[9], 24, "%.0f", p->done_pct);
-	fmt(b[10], 24, "%.2f", p->mv);
-	fmt(b[11], 24, "%.2f", p->miv);
-	fmt(b[12], 24, "%.2f", p->tv);
-	fmt(b[13], 24, "%.2f", p->tiv);
-	fmt(b[14], 24, "%.2f", p->tcpu);
-	fmt(b[15], 24, "%.1f", p->polls);
-	fmt(b[16], 24, "%.2f", p->lat.med);
-	fmt(b[17], 24, "%.2f", p->lat.p90);
-	fmt(b[18], 24, "%.2f", p->lat.p99);
-	fmt(b[19], 24, "%.2f", p->lat.max);
-	fmt(b[20], 24, "%.2f", p->srv_cpu);
-	fmt(b[21], 24, "%.2f", p->kw_cpu);
-	fprintf(f, "  %-6s %-8s %-6s %-6s %9zu %10s %10s %10llu %5d %10s %10s %10s %10s %10s %10s %6s %6s %7s %7s %7s %7s %10s %8s %10s %10s %10s %10s %6ld %-8s %10s %10s\n",
-		opt.label[0] ? opt.label : "-", strat_label(strat), place_label(place),
-		scheme < 0 ? "-" : po_scheme_name[scheme], size, b[0], b[1],
-		(unsigned long long)p->lambda, iters, b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
-		b[10], b[11], b[12], b[13], b[14], b[15], b[16], b[17], b[18], b[19], p->errors,
-		p->mask[0] ? p->mask : "-", b[20], b[21]);
-	fflush(f);
-}
-
 static const char *cpu_role(int c)
 {
 	if (c == lay.server)
@@ -519,120 +464,217 @@ static const char *cpu_role(int c)
 	return "other";
 }
 
-static void out_samples(int strat, int place, int scheme, size_t size, const double *lat,
-			int n, int iters)
+static void out_header(FILE *f)
+{
+	fprintf(f, "# %-6s %-8s %-6s %-6s %9s %10s %10s %10s %5s %10s %10s %10s %10s %10s %10s %6s %6s %7s %7s %7s %7s %10s %8s %10s %10s %10s %10s %6s %-8s %10s %10s\n",
+		"lib", "strategy", "place", "scheme", "size", "tb_us", "tc_us", "lambda", "iters",
+		"to_med", "to_q1", "to_q3", "tov_med", "post_med", "wait_med", "cpu%", "done%",
+		"m_vcsw", "m_ivcsw", "t_vcsw", "t_ivcsw", "thr_cpu_us", "polls",
+		"lat_p50", "lat_p90", "lat_p99", "lat_max", "errors", "kw_mask", "srv_cpu_us", "kw_cpu_us");
+}
+
+/* ---- a point: its measurements, accumulated over the passes ---- */
+enum { PK_CALIB, PK_MEASURE };
+
+struct core_acc {
+	double user, sys, irq, idle;	/* us, /proc/stat */
+	double delay, sw;		/* us, switches; /proc/schedstat */
+	int sched;
+};
+
+struct point {
+	int kind, s, strat, place, scheme;
+	int skip;
+	int n;				/* measured rounds so far */
+	double *to, *tov, *post, *wt, *share, *lat;
+	int nlat, nde, ndone;
+	long mv, miv;			/* compute thread's context switches */
+	double tv, tiv, tcpu, polls;	/* progress thread: sums over the measured rounds */
+	double srv_cpu;			/* server CPU, sum over the measured rounds, us */
+	double kw_ns;			/* unbound kernel workers, ns */
+	int kw_ok;
+	long errors;
+	double wall_us;			/* measured rounds' wall time, us */
+	struct core_acc core[SYS_MAX_CPUS];
+	char mask[SYS_MAX_CPUS / 4 + 8];
+};
+
+static struct point *points;
+static int npoints;
+
+static double tb_us[PO_MAX_SIZES], tc_us[PO_MAX_SIZES];
+static uint64_t lambda_of[PO_MAX_SIZES];
+static int rt_refused;
+static char rt_note[160];
+
+static void out_row(FILE *f, const struct point *p, const struct summary *to,
+		    const struct summary *tov, const struct summary *post,
+		    const struct summary *wt, const struct summary *share,
+		    const struct summary *lat)
+{
+	double n = p->n;
+	int thread = p->strat >= ST_POLL && p->strat <= ST_RT;
+	char b[22][24];
+
+	fmt(b[0], 24, "%.2f", tb_us[p->s]);
+	fmt(b[1], 24, "%.2f", tc_us[p->s]);
+	fmt(b[2], 24, "%.3f", to->med);
+	fmt(b[3], 24, "%.3f", to->q1);
+	fmt(b[4], 24, "%.3f", to->q3);
+	fmt(b[5], 24, "%.2f", tov->med);
+	fmt(b[6], 24, "%.3f", post->med);
+	fmt(b[7], 24, "%.3f", wt->med);
+	fmt(b[8], 24, "%.1f", 100 * share->med);
+	fmt(b[9], 24, "%.0f", p->nde ? 100.0 * p->ndone / p->nde : NAN);
+	fmt(b[10], 24, "%.2f", p->mv / n);
+	fmt(b[11], 24, "%.2f", p->miv / n);
+	fmt(b[12], 24, "%.2f", thread ? p->tv / n : NAN);
+	fmt(b[13], 24, "%.2f", thread ? p->tiv / n : NAN);
+	fmt(b[14], 24, "%.2f", thread ? p->tcpu / n : NAN);
+	fmt(b[15], 24, "%.1f", p->strat == ST_POLL ? p->polls / n : NAN);
+	fmt(b[16], 24, "%.2f", lat->med);
+	fmt(b[17], 24, "%.2f", lat->p90);
+	fmt(b[18], 24, "%.2f", lat->p99);
+	fmt(b[19], 24, "%.2f", lat->max);
+	fmt(b[20], 24, "%.2f", p->srv_cpu / n);
+	fmt(b[21], 24, "%.2f", p->kw_ok ? p->kw_ns / 1e3 / n : NAN);
+	fprintf(f, "  %-6s %-8s %-6s %-6s %9zu %10s %10s %10llu %5d %10s %10s %10s %10s %10s %10s %6s %6s %7s %7s %7s %7s %10s %8s %10s %10s %10s %10s %6ld %-8s %10s %10s\n",
+		opt.label[0] ? opt.label : "-", strat_label(p->strat), place_label(p->place),
+		p->scheme < 0 ? "-" : po_scheme_name[p->scheme], opt.sizes[p->s], b[0], b[1],
+		(unsigned long long)lambda_of[p->s], p->n, b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		b[10], b[11], b[12], b[13], b[14], b[15], b[16], b[17], b[18], b[19], p->errors,
+		p->mask[0] ? p->mask : "-", b[20], b[21]);
+	fflush(f);
+}
+
+/* latency samples (sorted: rank k of n -> F = k/n), histogram, per-core use */
+static void out_samples(const struct point *p, const double *lat, int nlat)
 {
 	const char *lib = opt.label[0] ? opt.label : "-";
-	const char *sc = scheme < 0 ? "-" : po_scheme_name[scheme];
+	const char *sc = p->scheme < 0 ? "-" : po_scheme_name[p->scheme];
+	const char *st = strat_label(p->strat), *pl = place_label(p->place);
+	size_t size = opt.sizes[p->s];
 	int hist[HIST_BINS] = { 0 };
+	double n = p->n;
 
-	if (flat) {	/* @lat is sorted: rank k of n -> F = k/n */
-		for (int i = 0; i < n; i++)
-			fprintf(flat, "%s %s %s %s %zu %d %.3f %.4f\n", lib, strat_label(strat),
-				place_label(place), sc, size, i + 1, lat[i], (double)(i + 1) / n);
+	if (flat) {
+		for (int i = 0; i < nlat; i++)
+			fprintf(flat, "%s %s %s %s %zu %d %.3f %.4f\n", lib, st, pl, sc, size, i + 1,
+				lat[i], (double)(i + 1) / nlat);
 		fflush(flat);
 	}
-	if (fhist && n) {
-		for (int i = 0; i < n; i++)
+	if (fhist && nlat) {
+		for (int i = 0; i < nlat; i++)
 			hist[hist_bin(lat[i])]++;
 		for (int b = 0; b < HIST_BINS; b++)
 			if (hist[b])
-				fprintf(fhist, "%s %s %s %s %zu %.3f %.3f %d\n", lib, strat_label(strat),
-					place_label(place), sc, size, hist_lo(b), hist_hi(b), hist[b]);
+				fprintf(fhist, "%s %s %s %s %zu %.3f %.3f %d\n", lib, st, pl, sc, size,
+					hist_lo(b), hist_hi(b), hist[b]);
 		fflush(fhist);
 	}
 	if (fcores) {
-		double tick_us = 1e6 / sysconf(_SC_CLK_TCK);
-		double wall = (cs_t1 - cs_t0) / 1e3 / iters;
-
 		for (int i = 0; i < lay.ncpu; i++) {
 			int c = lay.cpus[i];
-			int sch = cs0[c].sched && cs1[c].sched;
-			char run[24] = "-", delay[24] = "-", sw[24] = "-";
+			const struct core_acc *a = &p->core[c];
+			char delay[24] = "-", sw[24] = "-";
 
-			if (sch) {
-				snprintf(run, sizeof(run), "%.2f", (cs1[c].run_ns - cs0[c].run_ns) / 1e3 / iters);
-				snprintf(delay, sizeof(delay), "%.2f", (cs1[c].delay_ns - cs0[c].delay_ns) / 1e3 / iters);
-				snprintf(sw, sizeof(sw), "%.2f", (double)(cs1[c].pcount - cs0[c].pcount) / iters);
+			if (a->sched) {
+				snprintf(delay, sizeof(delay), "%.2f", a->delay / n);
+				snprintf(sw, sizeof(sw), "%.2f", a->sw / n);
 			}
-			fprintf(fcores, "%s %s %s %s %zu %d %s %.2f %.2f %.2f %.2f %s %s %s %.2f\n", lib,
-				strat_label(strat), place_label(place), sc, size, c, cpu_role(c),
-				(cs1[c].user - cs0[c].user) * tick_us / iters,
-				(cs1[c].sys - cs0[c].sys) * tick_us / iters,
-				(cs1[c].irq - cs0[c].irq) * tick_us / iters,
-				(cs1[c].idle - cs0[c].idle) * tick_us / iters, run, delay, sw, wall);
+			fprintf(fcores, "%s %s %s %s %zu %d %s %.2f %.2f %.2f %.2f %s %s %.2f\n", lib, st, pl,
+				sc, size, c, cpu_role(c), a->user / n, a->sys / n, a->irq / n, a->idle / n,
+				delay, sw, p->wall_us / n);
 		}
 		fflush(fcores);
 	}
 }
 
-/* ---- progress lines ---- */
+/* ---- progress lines: point i/N and a time-left estimate ---- */
 static int64_t t_start;
-static int done_points, total_points;
-static double pred_done;	/* predicted us of the points done */
-static double tb_known[PO_MAX_SIZES];
+static double pred_done;	/* predicted us of the work done */
+static int passes_done, passes_total;
+
+static int npasses(void)
+{
+	return opt.block ? (opt.iters + opt.block - 1) / opt.block : 1;
+}
 
 static double tb_estimate(int s)
 {
 	int best = -1;
 
-	if (tb_known[s] > 0)
-		return tb_known[s];
+	if (tb_us[s] > 0)
+		return tb_us[s];
 	for (int i = 0; i < opt.nsizes; i++)	/* scale from the nearest calibrated size */
-		if (tb_known[i] > 0 && (best < 0 ||
+		if (tb_us[i] > 0 && (best < 0 ||
 		    fabs(log((double)opt.sizes[i] / opt.sizes[s])) <
 		    fabs(log((double)opt.sizes[best] / opt.sizes[s]))))
 			best = i;
-	if (best < 0)
+	/* bandwidth-bound guess; not from a size 16x smaller (latency-bound): unknown */
+	if (best < 0 || opt.sizes[s] > 16 * opt.sizes[best])
 		return NAN;
-	return tb_known[best] * fmax(1.0, (double)opt.sizes[s] / opt.sizes[best]);
+	return tb_us[best] * fmax(1.0, (double)opt.sizes[s] / opt.sizes[best]);
 }
 
-/* ---- the plan ---- */
-enum { PK_CALIB, PK_MEASURE };
-struct plan_point {
-	int kind, s, strat, place, scheme;
-	int skip;
-};
-static struct plan_point *plan;
-static int nplan;
-
-static double point_cost_us(const struct plan_point *pp)
+/* predicted us of one pass of @p with @m measured rounds (a round: about 2 t_b) */
+static double pass_cost(const struct point *p, int m)
 {
-	double tb = tb_estimate(pp->s);
-	/* a round is about post + compute (t_b) + wait + sync: say 2 t_b */
-	int rounds = opt.warmup + (pp->kind == PK_CALIB ? opt.tb_iters : opt.iters);
+	double tb = tb_estimate(p->s);
 
-	return isnan(tb) ? NAN : rounds * 2 * tb + (pp->kind == PK_CALIB ? 25 * tb : 0);
+	if (p->kind == PK_CALIB)	/* t_b rounds + the workload calibration */
+		return tb * (2 * (opt.warmup + opt.tb_iters) + 25);
+	return tb * 2 * (opt.warmup + m);
 }
 
-static void progress_line(const struct plan_point *pp)
+static double work_left(int s_from, int pass_from)
 {
-	double el = (now_ns() - t_start) / 1e9, left = 0;
-	char lbuf[64] = "?";
-	int unknown = 0;
+	double left = 0;
 
-	if (rank != 0 || opt.quiet)
-		return;
-	for (int i = 0; i < nplan; i++) {
-		if (plan[i].skip || &plan[i] < pp)
+	for (int i = 0; i < npoints; i++) {
+		const struct point *p = &points[i];
+
+		if (p->skip || p->s < s_from)
 			continue;
-		double c = point_cost_us(&plan[i]);
+		if (p->kind == PK_CALIB) {
+			if (p->s > s_from)
+				left += pass_cost(p, 0);
+			continue;
+		}
+		for (int k = p->s == s_from ? pass_from : 0; k < npasses(); k++) {
+			int m = opt.block ? opt.iters - k * opt.block : opt.iters;
 
-		if (isnan(c))
-			unknown = 1;
-		else
-			left += c;
+			left += pass_cost(p, opt.block && m > opt.block ? opt.block : m);
+		}
 	}
-	if (!unknown && pred_done > 0)
+	return left;
+}
+
+static void progress_line(int s, const char *what, int pass)
+{
+	double el = (now_ns() - t_start) / 1e9, left = work_left(s, pass);
+	char lbuf[64] = "?";
+
+	if (opt.quiet)
+		return;
+	if (!isnan(left) && pred_done > 0)
 		snprintf(lbuf, sizeof(lbuf), "%.0f s", eta_left(el, pred_done, left));
-	fprintf(stderr, "[progress %s] point %d/%d: %s %zu B %s%s%s | elapsed %.0f s, left ~%s\n",
-		opt.label, done_points + 1, total_points,
-		pp->kind == PK_CALIB ? "calibration (t_b, workload)" : strat_label(pp->strat),
-		opt.sizes[pp->s],
-		pp->kind == PK_CALIB ? "" : po_scheme_name[pp->scheme],
-		pp->kind == PK_CALIB ? "" : "/",
-		pp->kind == PK_CALIB ? "" : place_label(pp->place), el, lbuf);
+	fprintf(stderr, "[progress %s] pass %d/%d: size %zu B, %s | elapsed %.0f s, left ~%s\n",
+		opt.label, passes_done + 1, passes_total, opt.sizes[s], what, el, lbuf);
+}
+
+/* ---- the plan: per size a calibration, then the measured points ---- */
+static void add_point(int kind, int s, int strat, int place, int scheme)
+{
+	struct point *p = &points[npoints++];
+
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->s = s;
+	p->strat = strat;
+	p->place = place;
+	p->scheme = scheme;
+	p->kw_ok = 1;
 }
 
 static void build_plan(int thread_ok)
@@ -640,44 +682,40 @@ static void build_plan(int thread_ok)
 	int nplace_none = 0, place_none[NPLACE + 1];
 	int any_none = opt.strat[ST_MANUAL] || (opt.strat[ST_KERNEL] && kactive);
 
-	/* no-thread points: placements only matter for kernel workers */
-	if (kactive && wq_ok && opt.kworker != KW_ANY) {
+	/* no-thread points: their placement only matters for kprog's kernel workers */
+	if (kactive && wq_ok && opt.kworker != KW_ANY)
 		for (int p = 0; p < NPLACE; p++)
 			if (opt.place[p] && (p != PL_SPARE || lay.spare >= 0))
 				place_none[nplace_none++] = p;
-	}
 	if (!nplace_none)
 		place_none[nplace_none++] = PL_ANY;
 
-	plan = calloc((size_t)opt.nsizes * (1 + NSCHEME * NSTRAT * NPLACE + NSCHEME * 2), sizeof(*plan));
-	nplan = 0;
+	points = calloc((size_t)opt.nsizes * (1 + NSCHEME * NSTRAT * NPLACE), sizeof(*points));
+	if (!points) {
+		fprintf(stderr, "progress: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 	for (int s = 0; s < opt.nsizes; s++) {
-		plan[nplan++] = (struct plan_point){ .kind = PK_CALIB, .s = s };
+		add_point(PK_CALIB, s, ST_BLOCKING, PL_ANY, -1);
 		for (int sc = 0; sc < NSCHEME; sc++) {
 			if (!opt.scheme[sc])
 				continue;
 			if (any_none)
 				for (int k = 0; k < nplace_none; k++)
-					plan[nplan++] = (struct plan_point){ PK_MEASURE, s, ST_MANUAL,
-									     place_none[k], sc, 0 };
+					add_point(PK_MEASURE, s, ST_MANUAL, place_none[k], sc);
 			for (int st = ST_POLL; st <= ST_RT; st++) {
 				if (!opt.strat[st] || !thread_ok)
 					continue;
 				for (int p = 0; p < NPLACE; p++)
 					if (opt.place[p] && (p != PL_SPARE || lay.spare >= 0))
-						plan[nplan++] = (struct plan_point){ PK_MEASURE, s, st, p, sc, 0 };
+						add_point(PK_MEASURE, s, st, p, sc);
 			}
 		}
 	}
-	total_points = nplan;
+	passes_total = opt.nsizes * (1 + npasses());
 }
 
 /* ---- client measurements ---- */
-static double tb_us[PO_MAX_SIZES], tc_us[PO_MAX_SIZES];
-static uint64_t lambda_of[PO_MAX_SIZES];
-static int rt_refused;
-static char rt_note[160];
-
 static void send_ctl(size_t size, int rounds, int iters)
 {
 	struct ctl c = {
@@ -698,134 +736,156 @@ static struct srv_report recv_server_report(void)
 
 static void set_kworkers(int place, char *mask, size_t len)
 {
-	int core, rc;
+	int core;
 
 	mask[0] = 0;
 	if (!kactive || !wq_ok || opt.kworker == KW_ANY || place == PL_ANY)
 		return;
 	core = place == PL_SPARE ? lay.spare : lay.compute;
 	mask_str(mask, len, core, opt.kworker == KW_FOLLOW ? lay.server : -1);
-	rc = wq_set(mask);
-	if (rc) {
+	if (wq_set(mask)) {
 		fprintf(stderr, "progress: cannot set %s to %s: %s\n", WQ_MASK_PATH, mask, strerror(errno));
 		snprintf(mask, len, "failed");
 	}
 }
 
-/*
- * One point: warm-up + measured rounds of @strat at @place with @scheme
- * (scheme -1 and strat ST_BLOCKING: the t_b rounds). Returns the summary.
- */
-static void run_point(int s, int strat, int place, int scheme, struct point_result *res)
+static int alloc_samples(struct point *p, int n)
 {
-	size_t n = opt.sizes[s];
-	int iters = strat == ST_BLOCKING ? opt.tb_iters : opt.iters;
-	int rounds = opt.warmup + iters, m;
-	struct prog_thread pt;
-	struct round r;
-	double *to = calloc(iters, sizeof(double)), *tov = calloc(iters, sizeof(double));
-	double *post = calloc(iters, sizeof(double)), *wt = calloc(iters, sizeof(double));
-	double *share = calloc(iters, sizeof(double)), *lat = calloc(iters, sizeof(double));
-	int nlat = 0, ndone = 0, nde = 0, thread = strat >= ST_POLL && strat <= ST_RT;
-	long mv = 0, miv = 0;
-	uint64_t lambda = lambda_of[s];
-	double tb = tb_us[s];
-	int64_t kw0 = -1, kw1 = -1;
-	struct srv_report srv;
+	double **a[] = { &p->to, &p->tov, &p->post, &p->wt, &p->share, &p->lat };
 
-	memset(res, 0, sizeof(*res));
-	set_kworkers(place, res->mask, sizeof(res->mask));
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+		*a[i] = calloc(n, sizeof(double));
+		if (!*a[i])
+			return -1;
+	}
+	return 0;
+}
+
+static void free_samples(struct point *p)
+{
+	free(p->to);
+	free(p->tov);
+	free(p->post);
+	free(p->wt);
+	free(p->share);
+	free(p->lat);
+}
+
+/*
+ * One pass of @p: opt.warmup unmeasured rounds, then @m measured ones,
+ * appended to the point. 0, or -1 if the point cannot run (rt refused).
+ */
+static int run_pass(struct point *p, int m)
+{
+	size_t n = opt.sizes[p->s];
+	int rounds = opt.warmup + m, thread = p->strat >= ST_POLL && p->strat <= ST_RT;
+	int64_t kw0 = -1, kw1 = -1;
+	struct prog_thread pt;
+	struct srv_report srv;
+	double tick_us = 1e6 / sysconf(_SC_CLK_TCK);
+
+	set_kworkers(p->place, p->mask, sizeof(p->mask));
 	point_id++;
 	point_errors = 0;
 	if (thread) {
-		int core = place == PL_SPARE ? lay.spare : lay.compute;
-		int rc = prog_thread_start(&pt, strat, core, opt.rt_prio, opt.poll_yield, rounds);
+		int core = p->place == PL_SPARE ? lay.spare : lay.compute;
+		int rc = prog_thread_start(&pt, p->strat, core, opt.rt_prio, opt.poll_yield, rounds);
 
+		if (rc == EPERM && p->strat == ST_RT) {
+			rt_refused = 1;
+			snprintf(rt_note, sizeof(rt_note),
+				 "rt: SCHED_FIFO priority %d refused (%s): needs root or CAP_SYS_NICE; rt points skipped",
+				 opt.rt_prio, strerror(rc));
+			return -1;
+		}
 		if (rc) {
-			if (strat == ST_RT && rc == EPERM) {
-				rt_refused = 1;
-				snprintf(rt_note, sizeof(rt_note),
-					 "rt: SCHED_FIFO priority %d refused (%s): needs root or CAP_SYS_NICE; rt points skipped",
-					 opt.rt_prio, strerror(rc));
-			} else {
-				fprintf(stderr, "progress: cannot start the progress thread: %s\n", strerror(rc));
-				MPI_Abort(MPI_COMM_WORLD, 1);
-			}
-			res->errors = -1;
-			goto out;
+			fprintf(stderr, "progress: cannot start the progress thread: %s\n", strerror(rc));
+			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
 	}
-	send_ctl(n, rounds, iters);
+	send_ctl(n, rounds, m);
 	for (int i = 0; i < rounds; i++) {
-		int check = is_check_round(i, opt.warmup, iters, opt.verify == VERIFY_ALL);
+		int check = is_check_round(i, opt.warmup, m, opt.verify == VERIFY_ALL);
+		int k = p->n + i - opt.warmup;
+		struct round r;
 
 		if (i == opt.warmup) {
 			kw0 = kworker_unbound_ns();
 			cs_t0 = read_cpustat(cs0);
 		}
-		client_round(strat, thread ? &pt : NULL, scheme, n, tb, lambda, i, check,
-			     round_seed(point_id, i), &r);
-		m = i - opt.warmup;
-		if (m < 0)
+		client_round(p->strat, thread ? &pt : NULL, p->scheme, n, tb_us[p->s], lambda_of[p->s],
+			     i, check, round_seed(point_id, i), &r);
+		if (i < opt.warmup)
 			continue;
-		post[m] = r.tpost;
-		wt[m] = r.twait;
-		tov[m] = r.tov;
-		to[m] = scheme == SC_WORK ? r.tov - tc_us[s] : r.to;
-		share[m] = r.comp_share;
-		mv += r.mv;
-		miv += r.miv;
+		p->post[k] = r.tpost;
+		p->wt[k] = r.twait;
+		p->tov[k] = r.tov;
+		p->to[k] = p->scheme == SC_WORK ? r.tov - tc_us[p->s] : r.to;
+		p->share[k] = r.comp_share;
+		p->mv += r.mv;
+		p->miv += r.miv;
 		if (r.done_end >= 0) {
-			nde++;
-			ndone += r.done_end;
+			p->nde++;
+			p->ndone += r.done_end;
 		}
 		if (!isnan(r.lat))
-			lat[nlat++] = r.lat;
+			p->lat[p->nlat++] = r.lat;
 	}
 	cs_t1 = read_cpustat(cs1);
 	kw1 = kworker_unbound_ns();
 	if (thread) {
+		/* from the end of the warm-up (or the thread's start) to the last round */
 		int ref = opt.warmup - 1, last = rounds - 1;
-		double cpu_ref = ref >= 0 ? pt.cpu[ref] : pt.cpu0;
-		long v_ref = ref >= 0 ? pt.vcsw[ref] : pt.vcsw0;
-		long iv_ref = ref >= 0 ? pt.ivcsw[ref] : pt.ivcsw0;
-		long polls = 0;
 
+		p->tv += pt.vcsw[last] - (ref >= 0 ? pt.vcsw[ref] : pt.vcsw0);
+		p->tiv += pt.ivcsw[last] - (ref >= 0 ? pt.ivcsw[ref] : pt.ivcsw0);
+		p->tcpu += pt.cpu[last] - (ref >= 0 ? pt.cpu[ref] : pt.cpu0);
 		for (int i = opt.warmup; i < rounds; i++)
-			polls += pt.polls[i];
-		res->tv = (double)(pt.vcsw[last] - v_ref) / iters;
-		res->tiv = (double)(pt.ivcsw[last] - iv_ref) / iters;
-		res->tcpu = (pt.cpu[last] - cpu_ref) / iters;
-		res->polls = strat == ST_POLL ? (double)polls / iters : NAN;
+			p->polls += pt.polls[i];
 		prog_thread_stop(&pt);
-	} else {
-		res->tv = res->tiv = res->tcpu = res->polls = NAN;
 	}
 	srv = recv_server_report();
-	res->errors = point_errors + srv.errors;
-	res->srv_cpu = srv.cpu_us;
-	res->kw_cpu = kw0 >= 0 && kw1 >= 0 ? (kw1 - kw0) / 1e3 / iters : NAN;
-	total_errors += res->errors;
-	summarize(to, iters, &res->to);
-	summarize(tov, iters, &res->tov);
-	summarize(post, iters, &res->post);
-	summarize(wt, iters, &res->wait);
-	summarize(share, iters, &res->share);
-	summarize(lat, nlat, &res->lat);	/* sorts: the samples go out as a CDF */
-	out_samples(strat, place, scheme, n, lat, nlat, iters);
-	res->done_pct = nde ? 100.0 * ndone / nde : NAN;
-	res->mv = (double)mv / iters;
-	res->miv = (double)miv / iters;
-	res->tb = tb;
-	res->tc = tc_us[s];
-	res->lambda = lambda;
-out:
-	free(to);
-	free(tov);
-	free(post);
-	free(wt);
-	free(share);
-	free(lat);
+	p->errors += point_errors + srv.errors;
+	total_errors += point_errors + srv.errors;
+	p->srv_cpu += srv.cpu_us * m;
+	if (kw0 >= 0 && kw1 >= 0)
+		p->kw_ns += kw1 - kw0;
+	else
+		p->kw_ok = 0;
+	p->wall_us += (cs_t1 - cs_t0) / 1e3;
+	for (int i = 0; i < lay.ncpu; i++) {
+		int c = lay.cpus[i];
+		struct core_acc *a = &p->core[c];
+
+		a->user += (cs1[c].user - cs0[c].user) * tick_us;
+		a->sys += (cs1[c].sys - cs0[c].sys) * tick_us;
+		a->irq += (cs1[c].irq - cs0[c].irq) * tick_us;
+		a->idle += (cs1[c].idle - cs0[c].idle) * tick_us;
+		a->sched = cs0[c].sched && cs1[c].sched;
+		a->delay += (cs1[c].delay_ns - cs0[c].delay_ns) / 1e3;
+		a->sw += cs1[c].pcount - cs0[c].pcount;
+	}
+	p->n += m;
+	if (p->kind == PK_MEASURE)	/* calibrations: counted once t_b is known */
+		pred_done += pass_cost(p, m);
+	return 0;
+}
+
+/* summaries, the row on stdout and in the data files */
+static void finish_point(struct point *p)
+{
+	struct summary to, tov, post, wt, share, lat;
+
+	summarize(p->to, p->n, &to);
+	summarize(p->tov, p->n, &tov);
+	summarize(p->post, p->n, &post);
+	summarize(p->wt, p->n, &wt);
+	summarize(p->share, p->n, &share);
+	summarize(p->lat, p->nlat, &lat);	/* sorts: the samples go out as a CDF */
+	out_row(stdout, p, &to, &tov, &post, &wt, &share, &lat);
+	if (fdat)
+		out_row(fdat, p, &to, &tov, &post, &wt, &share, &lat);
+	out_samples(p, p->lat, p->nlat);
 }
 
 /*
@@ -856,51 +916,75 @@ static void calibrate_work(int s)
 	tc_us[s] = sm.med;
 }
 
+static void skip_rt_points(void)
+{
+	for (int i = 0; i < npoints; i++)
+		if (points[i].strat == ST_RT)
+			points[i].skip = 1;
+	printf("# %s\n", rt_note);
+}
+
+/*
+ * Per size: the calibration (t_b, then lambda), then the measured points
+ * in passes of --block rounds each, all points of the size one after the
+ * other in every pass, so that a slow spell of a shared machine hits
+ * every mechanism alike instead of one point.
+ */
 static void client_main(void)
 {
-	struct point_result res;
-
 	t_start = now_ns();
-	for (int i = 0; i < nplan; i++) {
-		struct plan_point *pp = &plan[i];
+	for (int s = 0; s < opt.nsizes; s++) {
+		int first = -1, last = -1;
 
-		if (pp->kind == PK_MEASURE && pp->strat == ST_RT && rt_refused)
-			pp->skip = 1;
-		if (pp->skip) {
-			done_points++;
-			continue;
-		}
-		progress_line(pp);
-		if (pp->kind == PK_CALIB) {
-			run_point(pp->s, ST_BLOCKING, PL_ANY, -1, &res);
-			tb_us[pp->s] = res.to.med;
-			tb_known[pp->s] = res.to.med;
-			calibrate_work(pp->s);
-			res.tc = tc_us[pp->s];
-			res.lambda = lambda_of[pp->s];
-			res.tb = tb_us[pp->s];
-			out_row(stdout, ST_BLOCKING, PL_ANY, -1, opt.sizes[pp->s], opt.tb_iters, &res);
-			if (fdat)
-				out_row(fdat, ST_BLOCKING, PL_ANY, -1, opt.sizes[pp->s], opt.tb_iters, &res);
-		} else {
-			run_point(pp->s, pp->strat, pp->place, pp->scheme, &res);
-			if (res.errors < 0) {	/* rt refused */
-				printf("# %s\n", rt_note);
-				pp->skip = 1;
-			} else {
-				out_row(stdout, pp->strat, pp->place, pp->scheme, opt.sizes[pp->s], opt.iters, &res);
-				if (fdat)
-					out_row(fdat, pp->strat, pp->place, pp->scheme, opt.sizes[pp->s],
-						opt.iters, &res);
+		for (int i = 0; i < npoints; i++)
+			if (points[i].s == s) {
+				if (first < 0)
+					first = i;
+				last = i;
+			}
+		for (int i = first; i <= last; i++) {
+			struct point *p = &points[i];
+			int total = p->kind == PK_CALIB ? opt.tb_iters : opt.iters;
+
+			if (alloc_samples(p, total)) {
+				fprintf(stderr, "progress: out of memory\n");
+				MPI_Abort(MPI_COMM_WORLD, 1);
 			}
 		}
-		if (!pp->skip) {
-			double c = point_cost_us(pp);
+		/* the calibration point comes first */
+		progress_line(s, "calibration (t_b, workload)", 0);
+		run_pass(&points[first], opt.tb_iters);
+		{
+			struct summary sm;
 
-			if (!isnan(c))
-				pred_done += c;
+			summarize(points[first].to, points[first].n, &sm);
+			tb_us[s] = sm.med;
 		}
-		done_points++;
+		calibrate_work(s);
+		finish_point(&points[first]);
+		pred_done += pass_cost(&points[first], 0);
+		passes_done++;
+		for (int k = 0; k < npasses(); k++) {
+			int m = opt.block ? opt.iters - k * opt.block : opt.iters;
+
+			if (opt.block && m > opt.block)
+				m = opt.block;
+			progress_line(s, "all points of the size", k);
+			for (int i = first + 1; i <= last; i++) {
+				struct point *p = &points[i];
+
+				if (p->skip)
+					continue;
+				if (run_pass(p, m))
+					skip_rt_points();
+			}
+			passes_done++;
+		}
+		for (int i = first; i <= last; i++) {
+			if (i > first && !points[i].skip && points[i].n)
+				finish_point(&points[i]);
+			free_samples(&points[i]);
+		}
 	}
 	{
 		struct ctl stop = { .stop = 1 };
@@ -971,8 +1055,8 @@ static void print_header(int provided, const char *kmode, const char *wq_why)
 	printf("# t_b: median of %d blocking rounds (Irecv+Isend, Waitall at once); lambda: workload units (%d LCG steps) taking t_b alone, t_c its median time (%d runs)\n",
 	       opt.tb_iters, WORK_UNIT, CALIB_REPS);
 	printf("# time scheme: compute until t_b wall time has passed; t_o = post + wait. work scheme: compute lambda; t_o = t_ov - t_c\n");
-	printf("# per point: %d warm-up + %d measured rounds; to_* median/quartiles of t_o per message (one Isend + the echo's Irecv), us\n",
-	       opt.warmup, opt.iters);
+	printf("# per point: %d measured rounds, in turns of %d with the other points of the size (each turn after %d warm-up rounds); to_* median/quartiles of t_o per message (one Isend + the echo's Irecv), us\n",
+	       opt.iters, opt.block ? opt.block : opt.iters, opt.warmup);
 	printf("# cpu%% = main thread's CPU time / wall time during the computation (median); done%% = rounds whose requests were complete when the computation ended (thread's flag; kernel: one MPI_Testall, a ring read)\n");
 	printf("# m_vcsw/m_ivcsw = compute thread's voluntary/involuntary context switches from post to wait end, per message (mean); t_* = progress thread's per message over the whole round (incl. its idle wait), thr_cpu_us its CPU time per message\n");
 	printf("# srv_cpu_us = server process CPU per message (its receive posted .. echo sent); kw_cpu_us = CPU of all unbound kernel workers per message (kprog's copies run there; /proc/PID/schedstat)\n");
@@ -1054,8 +1138,6 @@ int main(int argc, char **argv)
 		build_plan(thread_ok);
 		client_main();
 		wq_restore();
-		if (rt_refused)
-			printf("# %s\n", rt_note);
 	}
 	kactive = kprog_mode(kbuf, sizeof(kbuf)) && kactive;
 	MPI_Bcast(&total_errors, 1, MPI_LONG, 0, MPI_COMM_WORLD);

@@ -29,8 +29,9 @@ void popts_defaults(struct popts *o)
 		o->scheme[i] = 1;
 	o->nsizes = sizeof(def_sizes) / sizeof(def_sizes[0]);
 	memcpy(o->sizes, def_sizes, sizeof(def_sizes));
-	o->iters = 15;
-	o->warmup = 2;
+	o->iters = 30;
+	o->warmup = 1;
+	o->block = 6;
 	o->tb_iters = 0;	/* 0: the same as iters */
 	o->cpu_compute = -1;
 	o->cpu_spare = -1;
@@ -69,8 +70,11 @@ void popts_usage(FILE *f)
 "                    t_o = time in MPI calls; or a fixed workload calibrated to\n"
 "                    t_b alone and t_o = t_overlapped - t_workload\n"
 "  --sizes LIST      message sizes, K/M suffixes (default 1K,64K,1M,4M; >= 8)\n"
-"  --iters N         measured rounds per point, medians reported (default 15)\n"
-"  --warmup N        unmeasured rounds before each point (default 2)\n"
+"  --iters N         measured rounds per point, medians reported (default 30)\n"
+"  --block N         the points of a size run in turns, N measured rounds each\n"
+"                    turn (default 6; 0: each point in one go), so that a slow\n"
+"                    spell of a shared machine hits all mechanisms alike\n"
+"  --warmup N        unmeasured rounds before each turn of a point (default 1)\n"
 "  --tb-iters N      rounds of the blocking t_b measurement (default: --iters)\n"
 "  --cpu-server N    CPU of rank 1 (default: 1st CPU allowed)\n"
 "  --cpu-compute N   CPU of the client's compute thread (default: 2nd)\n"
@@ -201,7 +205,7 @@ int popts_parse(struct popts *o, int argc, char **argv, char *err, size_t errlen
 	enum {
 		O_STRAT = 256, O_PLACE, O_SCHEME, O_SIZES, O_ITERS, O_WARMUP, O_TBITERS,
 		O_CPUC, O_CPUS, O_CPUV, O_YIELD, O_RTPRIO, O_KW, O_VERIFY, O_DATA,
-		O_LABEL, O_QUIET,
+		O_LABEL, O_QUIET, O_BLOCK,
 	};
 	static const struct option lopts[] = {
 		{ "strategy", 1, 0, O_STRAT }, { "placement", 1, 0, O_PLACE },
@@ -212,7 +216,8 @@ int popts_parse(struct popts *o, int argc, char **argv, char *err, size_t errlen
 		{ "poll-yield", 1, 0, O_YIELD }, { "rt-prio", 1, 0, O_RTPRIO },
 		{ "kworker-cpus", 1, 0, O_KW }, { "verify", 1, 0, O_VERIFY },
 		{ "data", 1, 0, O_DATA }, { "label", 1, 0, O_LABEL },
-		{ "quiet", 0, 0, O_QUIET }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
+		{ "quiet", 0, 0, O_QUIET }, { "block", 1, 0, O_BLOCK },
+		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	char buf[512], *tok, *save;
 	int c;
@@ -269,6 +274,12 @@ int popts_parse(struct popts *o, int argc, char **argv, char *err, size_t errlen
 		case O_WARMUP:
 			if (parse_int(optarg, 0, 1000000, &o->warmup)) {
 				seterr(err, errlen, "--warmup: want 0..1000000, got '%s'", optarg);
+				return -1;
+			}
+			break;
+		case O_BLOCK:
+			if (parse_int(optarg, 0, 1000000, &o->block)) {
+				seterr(err, errlen, "--block: want 0..1000000, got '%s'", optarg);
 				return -1;
 			}
 			break;

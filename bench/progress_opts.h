@@ -43,7 +43,8 @@ struct popts {
 	size_t sizes[PO_MAX_SIZES];
 	int nsizes;
 	int iters;		/* measured rounds per point */
-	int warmup;		/* unmeasured rounds before them */
+	int warmup;		/* unmeasured rounds before each pass of a point */
+	int block;		/* measured rounds per point per pass, 0: one pass */
 	int tb_iters;		/* rounds of the blocking t_b measurement */
 	int cpu_compute;	/* -1: automatic */
 	int cpu_spare;		/* -1: automatic, -2: none */

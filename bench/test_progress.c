@@ -208,6 +208,8 @@ static void test_options(void)
 	EXPECT(parse(&o, err, "--rt-prio", "100", NULL) && !parse(&o, err, "--rt-prio", "99", NULL),
 	       "rt-prio 1..99");
 	EXPECT(!parse(&o, err, "--poll-yield", "16", NULL) && o.poll_yield == 16, "poll-yield");
+	EXPECT(!parse(&o, err, "--block", "0", NULL) && o.block == 0, "block 0: one pass");
+	EXPECT(parse(&o, err, "--block", "-1", NULL), "negative block rejected");
 	EXPECT(!parse(&o, err, "--verify", "all", NULL) && o.verify == VERIFY_ALL, "verify all");
 	EXPECT(!parse(&o, err, "-h", NULL, NULL) && o.help, "-h");
 	EXPECT(!parse(&o, err, "--help", NULL, NULL) && o.help, "--help");
