@@ -503,6 +503,9 @@ static struct point *points;
 static int npoints;
 
 static double tb_us[PO_MAX_SIZES], tc_us[PO_MAX_SIZES];
+/* the workload alone, timed in every turn next to the points: t_c = their median */
+static double *tc_samples;
+static int ntc;
 static uint64_t lambda_of[PO_MAX_SIZES];
 static int rt_refused;
 static char rt_note[160];
@@ -820,7 +823,7 @@ static int run_pass(struct point *p, int m)
 		p->post[k] = r.tpost;
 		p->wt[k] = r.twait;
 		p->tov[k] = r.tov;
-		p->to[k] = p->scheme == SC_WORK ? r.tov - tc_us[p->s] : r.to;
+		p->to[k] = p->scheme == SC_WORK ? r.tov : r.to;	/* work: - t_c at the end */
 		p->share[k] = r.comp_share;
 		p->mv += r.mv;
 		p->miv += r.miv;
@@ -876,6 +879,10 @@ static void finish_point(struct point *p)
 {
 	struct summary to, tov, post, wt, share, lat;
 
+	if (p->scheme == SC_WORK)
+		for (int k = 0; k < p->n; k++)
+			p->to[k] -= tc_us[p->s];
+
 	summarize(p->to, p->n, &to);
 	summarize(p->tov, p->n, &tov);
 	summarize(p->post, p->n, &post);
@@ -890,7 +897,8 @@ static void finish_point(struct point *p)
 
 /*
  * Seed V-B-3: the workload lambda that takes t_b when run alone (no
- * thread, compute core), and its time t_c (median of CALIB_REPS runs).
+ * thread, compute core), and its time t_c (median of CALIB_REPS runs;
+ * with the work scheme replaced by the timings taken in turn with the points).
  */
 static void calibrate_work(int s)
 {
@@ -933,6 +941,11 @@ static void skip_rt_points(void)
 static void client_main(void)
 {
 	t_start = now_ns();
+	tc_samples = calloc(opt.iters, sizeof(double));
+	if (!tc_samples) {
+		fprintf(stderr, "progress: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 	for (int s = 0; s < opt.nsizes; s++) {
 		int first = -1, last = -1;
 
@@ -970,6 +983,9 @@ static void client_main(void)
 			if (opt.block && m > opt.block)
 				m = opt.block;
 			progress_line(s, "all points of the size", k);
+			if (opt.scheme[SC_WORK])	/* the reference of the work scheme, in turn too */
+				for (int j = 0; j < m; j++)
+					tc_samples[ntc++] = time_work_us(lambda_of[s]);
 			for (int i = first + 1; i <= last; i++) {
 				struct point *p = &points[i];
 
@@ -979,6 +995,13 @@ static void client_main(void)
 					skip_rt_points();
 			}
 			passes_done++;
+		}
+		if (ntc) {
+			struct summary sm;
+
+			summarize(tc_samples, ntc, &sm);
+			tc_us[s] = sm.med;
+			ntc = 0;
 		}
 		for (int i = first; i <= last; i++) {
 			if (i > first && !points[i].skip && points[i].n)
@@ -1052,8 +1075,8 @@ static void print_header(int provided, const char *kmode, const char *wq_why)
 	printf("# poll thread: MPI_Testall loop%s\n",
 	       opt.poll_yield ? ", sched_yield() every --poll-yield failed polls" : ", no sched_yield of its own (--poll-yield 0)");
 	printf("# rt thread: SCHED_FIFO priority %d\n", opt.rt_prio);
-	printf("# t_b: median of %d blocking rounds (Irecv+Isend, Waitall at once); lambda: workload units (%d LCG steps) taking t_b alone, t_c its median time (%d runs)\n",
-	       opt.tb_iters, WORK_UNIT, CALIB_REPS);
+	printf("# t_b: median of %d blocking rounds (Irecv+Isend, Waitall at once); lambda: workload units (%d LCG steps) calibrated to take t_b alone; t_c: median time of lambda alone, timed --iters times in turn with the points (drifts with the machine as they do)\n",
+	       opt.tb_iters, WORK_UNIT);
 	printf("# time scheme: compute until t_b wall time has passed; t_o = post + wait. work scheme: compute lambda; t_o = t_ov - t_c\n");
 	printf("# per point: %d measured rounds, in turns of %d with the other points of the size (each turn after %d warm-up rounds); to_* median/quartiles of t_o per message (one Isend + the echo's Irecv), us\n",
 	       opt.iters, opt.block ? opt.block : opt.iters, opt.warmup);
