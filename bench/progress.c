@@ -1032,7 +1032,7 @@ static FILE *open_data(const char *suffix, const char *header)
 	return f;
 }
 
-static void print_header(int provided, const char *kmode, const char *wq_why)
+static void print_header(int provided, const char *kmode, const char *wq_why, int argc, char **argv)
 {
 	char lib[MPI_MAX_LIBRARY_VERSION_STRING], host[MPI_MAX_PROCESSOR_NAME];
 	const char *spin = getenv("KPROG_SPIN_US");
@@ -1045,7 +1045,10 @@ static void print_header(int provided, const char *kmode, const char *wq_why)
 	       host, opt.label);
 	printf("# library: %s; thread level provided %d (SERIALIZED=%d)\n", lib, provided,
 	       MPI_THREAD_SERIALIZED);
-	printf("# kprog-status-start: %s\n", kmode);
+	printf("# args:");
+	for (int i = 1; i < argc; i++)
+		printf(" %s", argv[i]);
+	printf("\n# kprog-status-start: %s\n", kmode);
 	printf("# layout: %d CPUs; server rank on CPU %d; client compute thread on CPU %d\n",
 	       lay.ncpu, lay.server, lay.compute);
 	if (lay.spare >= 0)
@@ -1149,10 +1152,10 @@ int main(int argc, char **argv)
 			out_header(fdat);
 			flat = open_data("lat", "# lib strategy placement scheme size rank latency_us cdf (sorted samples of a point; cdf = rank / samples)\n");
 			fhist = open_data("hist", "# lib strategy placement scheme size bin_lo_us bin_hi_us count\n");
-			fcores = open_data("cores", "# lib strategy placement scheme size cpu role user_us sys_us irq_us idle_us run_us delay_us switches wall_us\n"
-				      "# per message: user..idle from /proc/stat ticks; run (tasks running), delay (tasks waiting on the run queue), switches (tasks switched in) from /proc/schedstat, '-' without it; wall = round time\n");
+			fcores = open_data("cores", "# lib strategy placement scheme size cpu role user_us sys_us irq_us idle_us delay_us switches wall_us\n"
+				      "# per message: user..idle from /proc/stat ticks; delay (tasks waiting on the run queue), switches (tasks switched in) from /proc/schedstat, '-' without it; wall = round time\n");
 		}
-		print_header(provided, kbuf, wq_why);
+		print_header(provided, kbuf, wq_why, argc, argv);
 		if (!thread_ok)
 			printf("# threads: MPI provided thread level %d < SERIALIZED: poll, intr and rt skipped\n",
 			       provided);
