@@ -5,7 +5,8 @@
  * Thread or not to Thread?" (seed 001, sections III-C and V), for 2 ranks.
  *
  * Rank 0 is the client, rank 1 the server. One round (seed V-A): the
- * server posts its receive and sends a 0-byte READY; the client posts
+ * client sends a 0-byte NEXT when its bookkeeping of the last round is
+ * done; the server posts its receive and sends a 0-byte READY; the client posts
  * MPI_Irecv (the echo) + MPI_Isend, computes, waits for both; the server
  * receives, writes CLOCK_MONOTONIC into the first 8 bytes just before the
  * echo (the last send) and sends the payload back.
@@ -64,7 +65,7 @@
 #include "progress_sys.h"
 #include "progress_thread.h"
 
-enum { TAG_READY = 21, TAG_DATA, TAG_ECHO, TAG_CTL, TAG_ERRS };
+enum { TAG_READY = 21, TAG_DATA, TAG_ECHO, TAG_CTL, TAG_ERRS, TAG_NEXT };
 
 #define ST_BLOCKING (-1)	/* the t_b rounds */
 #define PL_ANY (-1)		/* no placement (no thread, workers unrestricted) */
@@ -289,16 +290,8 @@ static uint64_t round_seed(int point_id, int i)
 /* what the server reports after each point */
 struct srv_report {
 	long errors;
-	double cpu_us;		/* process CPU per measured round, post of its receive .. echo sent */
+	double cpu_us;		/* main thread CPU per measured round, post of its receive .. echo sent */
 };
-
-static double process_cpu_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static void server_loop(void)
 {
@@ -320,7 +313,9 @@ static void server_loop(void)
 
 			if (check)
 				memset(rbuf, FILLBYTE, n + GUARD);
-			c0 = process_cpu_us();
+			/* the client has finished its bookkeeping: our CPU window starts */
+			MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_NEXT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			c0 = thread_cpu_us();
 			MPI_Irecv(rbuf, (int)n, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD, &rq);
 			MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_READY, MPI_COMM_WORLD);
 			MPI_Wait(&rq, MPI_STATUS_IGNORE);
@@ -329,7 +324,7 @@ static void server_loop(void)
 			memcpy(rbuf, &stamp, 8);
 			MPI_Send(rbuf, (int)n, MPI_BYTE, 0, TAG_ECHO, MPI_COMM_WORLD);
 			if (i >= c.warmup)
-				rep.cpu_us += process_cpu_us() - c0;
+				rep.cpu_us += thread_cpu_us() - c0;
 			if (check) {
 				if (w0 != patw(0, seed))
 					bad("server", 0, "payload differs from the pattern");
@@ -374,7 +369,8 @@ static void client_round(int strat, struct prog_thread *pt, int scheme, size_t n
 		fill_pattern(sbuf, n, seed);
 		memset(rbuf, FILLBYTE, n + GUARD);
 	}
-	/* the server has posted its receive */
+	/* ready for the round (the server's CPU window opens), then the server has posted its receive */
+	MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_NEXT, MPI_COMM_WORLD);
 	MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	getrusage(RUSAGE_THREAD, &ru0);
 
@@ -1085,7 +1081,7 @@ static void print_header(int provided, const char *kmode, const char *wq_why, in
 	       opt.iters, opt.block ? opt.block : opt.iters, opt.warmup);
 	printf("# cpu%% = main thread's CPU time / wall time during the computation (median); done%% = rounds whose requests were complete when the computation ended (thread's flag; kernel: one MPI_Testall, a ring read)\n");
 	printf("# m_vcsw/m_ivcsw = compute thread's voluntary/involuntary context switches from post to wait end, per message (mean); t_* = progress thread's per message over the whole round (incl. its idle wait), thr_cpu_us its CPU time per message\n");
-	printf("# srv_cpu_us = server process CPU per message (its receive posted .. echo sent); kw_cpu_us = CPU of all unbound kernel workers per message (kprog's copies run there; /proc/PID/schedstat)\n");
+	printf("# srv_cpu_us = server main thread CPU per message (its receive posted .. echo sent); kw_cpu_us = CPU of all unbound kernel workers per message (kprog's copies run there; /proc/PID/schedstat)\n");
 	printf("# lat_* = wake-up latency, us: server's CLOCK_MONOTONIC stamp just before the echo -> the progress entity sees completion (thread: return from MPI_Testall/Waitall; manual, blocking: return from the main thread's MPI_Waitall; kernel: '-', nothing wakes)\n");
 	printf("# data check: %s measured round of each point (pattern, 64 guard bytes), outside the timed region\n",
 	       opt.verify == VERIFY_ALL ? "every" : "first and last");
