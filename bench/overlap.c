@@ -51,11 +51,11 @@
 #include <time.h>
 #include <math.h>
 #include <errno.h>
-#include <dirent.h>
 #include <unistd.h>
 #include <getopt.h>
 
 #include "overlap_stats.h"
+#include "kprog_detect.h"
 
 enum { B_SENDER, B_RECEIVER, B_BOTH, B_NONCONTIG, B_CPU, B_NLOAD, NBENCH };
 static const char *bench_name[NBENCH] = {
@@ -265,58 +265,16 @@ static void check_recv(const unsigned char *b, size_t size, int noncontig, uint6
 			bad(o);
 }
 
-/* ---- kprog detection: is libkprog.so mapped, is /dev/kprog open ---- */
-static void kprog_status(int *loaded, int *devopen)
-{
-	char line[4096], path[300], tgt[256];
-	FILE *f = fopen("/proc/self/maps", "r");
-	DIR *d;
-	struct dirent *e;
-
-	*loaded = 0;
-	*devopen = 0;
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (strstr(line, "libkprog"))
-				*loaded = 1;
-		fclose(f);
-	}
-	d = opendir("/proc/self/fd");
-	if (d) {
-		while ((e = readdir(d))) {
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-			n = readlink(path, tgt, sizeof(tgt) - 1);
-			if (n > 0) {
-				tgt[n] = 0;
-				if (!strcmp(tgt, "/dev/kprog"))
-					*devopen = 1;
-			}
-		}
-		closedir(d);
-	}
-}
-
 /* one line saying whether kprog is in use, agreed over both ranks */
 static const char *kprog_mode(char *buf, size_t len)
 {
 	int st[2], all[4];
 
-	kprog_status(&st[0], &st[1]);
+	kprog_local_status(&st[0], &st[1]);
 	MPI_Gather(st, 2, MPI_INT, all, 2, MPI_INT, 0, MPI_COMM_WORLD);
 	if (rank != 0)
 		return "";
-	if (!all[0] && !all[2])
-		snprintf(buf, len, "absent (libkprog.so not loaded)");
-	else if (all[1] && all[3])
-		snprintf(buf, len, "active (libkprog.so loaded, /dev/kprog open on both ranks)");
-	else if (all[0] && all[2] && !all[1] && !all[3])
-		snprintf(buf, len, "passthrough (libkprog.so loaded, /dev/kprog not open%s)",
-			 access("/dev/kprog", F_OK) ? ": no /dev/kprog" : "");
-	else
-		snprintf(buf, len, "partial (rank0: shim %d dev %d, rank1: shim %d dev %d)",
-			 all[0], all[1], all[2], all[3]);
+	kprog_describe(all, buf, len);
 	return buf;
 }
 

@@ -63,6 +63,7 @@
 #include "progress_opts.h"
 #include "progress_stats.h"
 #include "progress_sys.h"
+#include "kprog_detect.h"
 #include "progress_thread.h"
 
 enum { TAG_READY = 21, TAG_DATA, TAG_ECHO, TAG_CTL, TAG_ERRS, TAG_NEXT };
@@ -177,17 +178,7 @@ static int kprog_mode(char *buf, size_t len)
 
 	kprog_local_status(&st[0], &st[1]);
 	MPI_Allgather(st, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
-	if (!all[0] && !all[2])
-		snprintf(buf, len, "absent (libkprog.so not loaded)");
-	else if (all[1] && all[3])
-		snprintf(buf, len, "active (libkprog.so loaded, /dev/kprog open on both ranks)");
-	else if (all[0] && all[2] && !all[1] && !all[3])
-		snprintf(buf, len, "passthrough (libkprog.so loaded, /dev/kprog not open%s)",
-			 access("/dev/kprog", F_OK) ? ": no /dev/kprog" : "");
-	else
-		snprintf(buf, len, "partial (rank0: shim %d dev %d, rank1: shim %d dev %d)",
-			 all[0], all[1], all[2], all[3]);
-	return all[1] && all[3];
+	return kprog_describe(all, buf, len);
 }
 
 /* ---- CPU layout ---- */

@@ -15,38 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-void kprog_local_status(int *loaded, int *devopen)
-{
-	char line[4096], path[300], tgt[256];
-	FILE *f = fopen("/proc/self/maps", "r");
-	DIR *d;
-	struct dirent *e;
-
-	*loaded = 0;
-	*devopen = 0;
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (strstr(line, "libkprog"))
-				*loaded = 1;
-		fclose(f);
-	}
-	d = opendir("/proc/self/fd");
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		ssize_t n;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
-		n = readlink(path, tgt, sizeof(tgt) - 1);
-		if (n > 0) {
-			tgt[n] = 0;
-			if (!strcmp(tgt, "/dev/kprog"))
-				*devopen = 1;
-		}
-	}
-	closedir(d);
-}
-
 /* ---- the unbound workqueue cpumask ---- */
 static char wq_orig[512];
 static volatile sig_atomic_t wq_changed;

@@ -31,7 +31,6 @@ static inline double thread_cpu_us(void)
 }
 
 /* this process: libkprog.so mapped (/proc/self/maps), /dev/kprog open (fds) */
-void kprog_local_status(int *loaded, int *devopen);
 
 /*
  * kprog's rendezvous copies run on an unbound workqueue; the system-wide
