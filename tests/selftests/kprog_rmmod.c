@@ -124,6 +124,21 @@ static int try_remove(void)
 	return syscall(SYS_delete_module, "kprog", O_NONBLOCK) ? errno : 0;
 }
 
+/* Removal once nothing holds the module: retried while it is busy, up to 10 s. */
+static int remove_when_idle(void)
+{
+	long long end = kp_now_ms() + 10000;
+	int err;
+
+	do {
+		err = try_remove();
+		if (err != EBUSY && err != EWOULDBLOCK)
+			break;
+		usleep(50000);
+	} while (kp_now_ms() < end);
+	return err;
+}
+
 TEST(rmmod_while_open_fails)
 {
 	__u32 v = 0;
@@ -229,7 +244,6 @@ TEST(unload_while_irq_source_runs_then_reload)
 	struct kpn_status st;
 	struct kpn k;
 	char line[256];
-	long long end;
 	int leaks, err, ko = open_ko();
 
 	ASSERT_TRUE(module_loaded());
@@ -242,13 +256,7 @@ TEST(unload_while_irq_source_runs_then_reload)
 	ASSERT_EQ(1, st.running);
 	kpn_close(&k);
 	leaks = leak_lines(line, sizeof(line));
-	end = kp_now_ms() + 10000;
-	do {
-		err = try_remove();
-		if (err != EBUSY && err != EWOULDBLOCK)
-			break;
-		usleep(50000);
-	} while (kp_now_ms() < end);
+	err = remove_when_idle();
 	ASSERT_EQ(0, err) TH_LOG("delete_module with the source running: %s",
 				 strerror(err));
 	EXPECT_FALSE(module_loaded());
@@ -276,7 +284,6 @@ TEST(unload_after_close_in_flight_then_reload)
 {
 	size_t len = 64u << 20;
 	char line[256];
-	long long end;
 	int leaks;
 	struct stat st;
 	__u32 v = 0;
@@ -306,13 +313,7 @@ TEST(unload_after_close_in_flight_then_reload)
 	ASSERT_EQ(0, kp_child_status(pid, NULL));
 	leaks = leak_lines(line, sizeof(line));
 	/* no file is open any more: removal must succeed (soon) */
-	end = kp_now_ms() + 10000;
-	do {
-		err = try_remove();
-		if (err != EBUSY && err != EWOULDBLOCK)
-			break;
-		usleep(50000);
-	} while (kp_now_ms() < end);
+	err = remove_when_idle();
 	ASSERT_EQ(0, err) TH_LOG("delete_module with no open file: %s",
 				 strerror(err));
 	EXPECT_FALSE(module_loaded());
