@@ -203,27 +203,35 @@ int ovl_is_grid_point(const struct ovl_row *r)
 struct ovl_summary ovl_summarize(const struct ovl_row *rows, int n, const char *bench,
 				 size_t rdv_threshold)
 {
-	struct ovl_summary s = { NAN, NAN, 0, 0 };
-	double *all = malloc(sizeof(double) * (n ? n : 1));
-	double *rdv = malloc(sizeof(double) * (n ? n : 1));
+	struct ovl_summary s = { NAN, NAN, NAN, NAN, 0, 0 };
+	double *v = malloc(sizeof(double) * 4 * (n ? n : 1));
+	double *all = v, *rdv = v + n, *rdv0 = v + 2 * n, *slow = v + 3 * n;
+	int n0 = 0, ns = 0;
 
-	if (!all || !rdv)
-		goto out;
+	if (!v)
+		return s;
 	for (int i = 0; i < n; i++) {
 		const struct ovl_row *r = &rows[i];
 
 		if (strcmp(r->bench, bench) || !ovl_is_grid_point(r) || isnan(r->ratio))
 			continue;
 		all[s.n_all++] = r->ratio;
-		if (r->size > rdv_threshold)
-			rdv[s.n_rdv++] = r->ratio;
+		if (r->size <= rdv_threshold)
+			continue;
+		rdv[s.n_rdv++] = r->ratio;
+		if (!isnan(r->ratio0))
+			rdv0[n0++] = r->ratio0;
+		if (r->tcomm > 0 && r->t0 > 0)
+			slow[ns++] = r->t0 / r->tcomm;
 	}
 	if (s.n_all)
 		s.all = ovl_median(all, s.n_all);
 	if (s.n_rdv)
 		s.rdv = ovl_median(rdv, s.n_rdv);
-out:
-	free(all);
-	free(rdv);
+	if (n0)
+		s.rdv0 = ovl_median(rdv0, n0);
+	if (ns)
+		s.slow = ovl_median(slow, ns);
+	free(v);
 	return s;
 }

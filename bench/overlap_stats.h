@@ -69,10 +69,14 @@ int ovl_is_grid_point(const struct ovl_row *r);
  * Median ratio of benchmark @bench over the grid points of @rows: over
  * every point (@all) and over the rendezvous region (@rdv: size greater
  * than @rdv_threshold bytes). @n_all/@n_rdv get the point counts; the
- * medians are NAN when there are no points.
+ * medians are NAN when there are no points. Over the rendezvous region
+ * also: @rdv0, the median of ratio0 (eq. 1 with T_comm := T0, the same
+ * benchmark without computation), and @slow, the median of T0 / T_comm:
+ * well above 1 when the transfer inside the benchmark is much slower than
+ * in the ping-pong that gives T_comm, which inflates the ratio.
  */
 struct ovl_summary {
-	double all, rdv;
+	double all, rdv, rdv0, slow;
 	int n_all, n_rdv;
 };
 struct ovl_summary ovl_summarize(const struct ovl_row *rows, int n, const char *bench,

@@ -151,6 +151,7 @@ static void row(struct ovl_row *r, const char *b, size_t size, double comp, doub
 	r->size = size;
 	r->comp = comp;
 	r->ratio = ratio;
+	r->t0 = r->ratio0 = NAN;	/* as read from an empty field */
 }
 
 static void test_summary(void)
@@ -179,6 +180,17 @@ static void test_summary(void)
 	s = ovl_summarize(rows, 10, "both", 0);
 	EXPECT(!s.n_all && isnan(s.all) && isnan(s.rdv), "absent benchmark: NAN");
 	EXPECT(rows[4].ratio == 0.9 && rows[6].ratio == 0.8, "input rows untouched");
+
+	/* T0 / T_comm and ratio0 over the rendezvous region */
+	for (int i = 4; i <= 6; i++) {
+		rows[i].tcomm = 100;
+		rows[i].t0 = i == 4 ? 300 : 1000;
+		rows[i].ratio0 = i * 0.1;
+	}
+	s = ovl_summarize(rows, 10, "receiver", 8192);
+	EXPECT(NEAR(s.slow, 10) && NEAR(s.rdv0, 0.5), "slow %g rdv0 %g", s.slow, s.rdv0);
+	s = ovl_summarize(rows, 10, "sender", 8192);
+	EXPECT(isnan(s.slow) && isnan(s.rdv0), "no T0: unknown");
 }
 
 /* a receiver grid: one eager point, two rendezvous points (T_measured,ratio given) */
@@ -216,6 +228,7 @@ static void test_summary_tool(void)
 	EXPECT(f && pclose(f) == 0, "overlap-summary ran: %s", out);
 	EXPECT(strstr(out, "receiver   |    0.90    0.10         2/2 |    0.90    0.10         3/3"),
 	       "summary line:\n%s", out);
+	EXPECT(!strstr(out, "overstate"), "no warning when T0 is near T_comm:\n%s", out);
 	f = fopen(k, "a");
 	fprintf(f, "receiver,65536,garbage\n");
 	fclose(f);
