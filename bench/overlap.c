@@ -536,26 +536,15 @@ static FILE *csv;
 static double cur_rmin = NAN;	/* ratio from minima, for the next out_line */
 static double cur_rq1 = NAN, cur_rq3 = NAN;	/* ratio at the quartiles of T_measured */
 
-static const char *fmt_or_dash(char *buf, size_t len, const char *fmt, double v)
+/* @v printed with @fmt into @buf, or @none when it is NAN (not measured). */
+static const char *fmt_num(char *buf, size_t len, const char *fmt, double v, const char *none)
 {
 	if (isnan(v))
-		return "-";
+		return none;
 	snprintf(buf, len, fmt, v);
 	return buf;
 }
 
-static const char *fmt_or_empty(char *buf, size_t len, const char *fmt, double v)
-{
-	if (isnan(v))
-		return "";
-	snprintf(buf, len, fmt, v);
-	return buf;
-}
-
-/*
- * @t0: the same benchmark without computation (NAN if not measured) and
- * @ratio0 equation 1 with T_comm = t0.
- */
 static void out_line(const char *bench, size_t size, double comp, double tcomm,
 		     double tmeas, double ratio, int threads, long errs,
 		     double t0, double ratio0)
@@ -565,19 +554,19 @@ static void out_line(const char *bench, size_t size, double comp, double tcomm,
 	if (rank != 0)
 		return;
 	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s %5.0f %11.2f %8s %11.2f %11.2f %8s %8s\n",
-	       bench, size, comp, tcomm, tmeas, fmt_or_dash(b[0], 32, "%.3f", ratio), threads, errs,
-	       fmt_or_dash(b[1], 32, "%.2f", t0), fmt_or_dash(b[2], 32, "%.3f", ratio0),
-	       100 * last_iqr, last_min, fmt_or_dash(b[3], 32, "%.3f", cur_rmin), last_q1, last_q3,
-	       fmt_or_dash(b[4], 32, "%.3f", cur_rq1), fmt_or_dash(b[5], 32, "%.3f", cur_rq3));
+	       bench, size, comp, tcomm, tmeas, fmt_num(b[0], 32, "%.3f", ratio, "-"), threads, errs,
+	       fmt_num(b[1], 32, "%.2f", t0, "-"), fmt_num(b[2], 32, "%.3f", ratio0, "-"),
+	       100 * last_iqr, last_min, fmt_num(b[3], 32, "%.3f", cur_rmin, "-"), last_q1, last_q3,
+	       fmt_num(b[4], 32, "%.3f", cur_rq1, "-"), fmt_num(b[5], 32, "%.3f", cur_rq3, "-"));
 	fflush(stdout);
 	if (csv) {
 		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld,", bench, size, comp, tcomm, tmeas,
-			fmt_or_empty(b[0], 32, "%.3f", ratio), threads, errs);
-		fprintf(csv, "%s,%s,%.1f,%.3f,%s,", fmt_or_empty(b[1], 32, "%.2f", t0),
-			fmt_or_empty(b[2], 32, "%.3f", ratio0), 100 * last_iqr, last_min,
-			fmt_or_empty(b[3], 32, "%.3f", cur_rmin));
+			fmt_num(b[0], 32, "%.3f", ratio, ""), threads, errs);
+		fprintf(csv, "%s,%s,%.1f,%.3f,%s,", fmt_num(b[1], 32, "%.2f", t0, ""),
+			fmt_num(b[2], 32, "%.3f", ratio0, ""), 100 * last_iqr, last_min,
+			fmt_num(b[3], 32, "%.3f", cur_rmin, ""));
 		fprintf(csv, "%.3f,%.3f,%s,%s\n", last_q1, last_q3,
-			fmt_or_empty(b[4], 32, "%.3f", cur_rq1), fmt_or_empty(b[5], 32, "%.3f", cur_rq3));
+			fmt_num(b[4], 32, "%.3f", cur_rq1, ""), fmt_num(b[5], 32, "%.3f", cur_rq3, ""));
 		fflush(csv);
 	}
 	cur_rmin = cur_rq1 = cur_rq3 = NAN;

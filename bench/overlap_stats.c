@@ -72,17 +72,17 @@ int ovl_grid_double(double min, double max, double *out, int cap)
 
 int ovl_grid_size(size_t min, size_t max, size_t *out, int cap)
 {
-	int n = 0;
+	double v[256];
+	int n = 0, k;
 
-	if (!min || max < min)
-		return 0;
-	for (int k = 0; n < cap; k++) {
-		double v = llround((double)min * pow(2.0, k / 2.0));
+	if (cap > 256)
+		cap = 256;
+	k = ovl_grid_double((double)min, (double)max, v, cap);
+	for (int i = 0; i < k; i++) {
+		size_t s = (size_t)llround(v[i]);
 
-		if (v > (double)max * (1 + 1e-4))
-			break;
-		if (!n || (size_t)v != out[n - 1])
-			out[n++] = (size_t)v;
+		if (!n || s != out[n - 1])	/* small sizes round to the same byte */
+			out[n++] = s;
 	}
 	return n;
 }

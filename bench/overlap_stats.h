@@ -27,7 +27,8 @@ double ovl_ratio_eq1(double tmeas, double tcomm, double tcomp);
 /*
  * The sqrt(2) grid: min * 2^(k/2) for k = 0, 1, ... while <= max (with a
  * relative slack of 1e-4 for rounding). Sizes are rounded to whole bytes
- * and made unique. Return the number of values written (at most @cap).
+ * and made unique. Return the number of values written (at most @cap;
+ * sizes: at most 256).
  */
 int ovl_grid_double(double min, double max, double *out, int cap);
 int ovl_grid_size(size_t min, size_t max, size_t *out, int cap);
