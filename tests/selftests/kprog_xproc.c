@@ -43,6 +43,25 @@ static void chan_parent(struct chan *c)
 	close(c->c2p[1]);
 }
 
+/*
+ * chan_init() and fork(): the child keeps its ends (chan_child()), the
+ * parent its own (chan_parent()). The pid as fork() returns it; -1 if the
+ * pipes or the fork failed.
+ */
+static pid_t chan_fork(struct chan *c)
+{
+	pid_t pid;
+
+	if (chan_init(c))
+		return -1;
+	pid = fork();
+	if (pid == 0)
+		chan_child(c);
+	else if (pid > 0)
+		chan_parent(c);
+	return pid;
+}
+
 static int chan_put(int fd, char v)
 {
 	return write(fd, &v, 1) == 1 ? 0 : -1;
@@ -283,14 +302,10 @@ static void rndv_two_procs(struct __test_metadata *_metadata, int recv_first)
 	long bad;
 	int ret;
 
-	ASSERT_EQ(0, chan_init(&ch));
-	pid = fork();
+	pid = chan_fork(&ch);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		chan_child(&ch);
+	if (pid == 0)
 		_exit(rndv_child(&ch, key, seed, recv_first));
-	}
-	chan_parent(&ch);
 	ret = kp_ep_open(&e, key, 0, 2, 0, 0);
 	ASSERT_EQ(0, ret) TH_LOG("join: %s", kp_strerr(ret));
 	ASSERT_LE(ARRAY_SIZE(recv_sizes), e.j.max_iov);
@@ -474,14 +489,10 @@ TEST_F_TIMEOUT(xp, other_uid_join_eacces, 60)
 
 	ASSERT_NE(NULL, node) TH_LOG("cannot make a device node for uid %d",
 				     NOBODY);
-	ASSERT_EQ(0, chan_init(&ch));
-	pid = fork();
+	pid = chan_fork(&ch);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		chan_child(&ch);
+	if (pid == 0)
 		_exit(uid_child(&ch, node, key));
-	}
-	chan_parent(&ch);
 	ASSERT_EQ(0, kp_ep_open(&e, key, 0, 2, 0, 0));
 	ASSERT_EQ(0, chan_put(ch.p2c[1], 'c'));
 	st = child_wait(pid, 20000);
@@ -549,14 +560,10 @@ TEST_F_TIMEOUT(xp, other_uid_shared_job, 60)
 	int st;
 
 	ASSERT_NE(NULL, node);
-	ASSERT_EQ(0, chan_init(&ch));
-	pid = fork();
+	pid = chan_fork(&ch);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		chan_child(&ch);
+	if (pid == 0)
 		_exit(shared_child(&ch, node, key, key2));
-	}
-	chan_parent(&ch);
 	ASSERT_EQ(0, kp_ep_open(&e, key, 0, 2, KPROG_JOIN_SHARED, 0));
 	ASSERT_EQ(0, kp_ep_open(&e2, key2, 0, 2, KPROG_JOIN_SHARED, 0));
 	big = kp_rndv_size(&e, big);
@@ -612,14 +619,10 @@ TEST_F_TIMEOUT(xp, root_joins_other_uid_job, 60)
 	int fd, st;
 
 	ASSERT_NE(NULL, node);
-	ASSERT_EQ(0, chan_init(&ch));
-	pid = fork();
+	pid = chan_fork(&ch);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		chan_child(&ch);
+	if (pid == 0)
 		_exit(creator_child(&ch, node, k1, k2));
-	}
-	chan_parent(&ch);
 	ASSERT_EQ('c', chan_get(ch.c2p[0], 20000)) {
 		TH_LOG("child step %d", child_wait(pid, 1000));
 	}
@@ -725,14 +728,10 @@ TEST_F_TIMEOUT(xp, sender_killed_mid_transfer, 90)
 
 	ASSERT_NE(NULL, buf);
 	memset(buf, 0, KILL_LEN);
-	ASSERT_EQ(0, chan_init(&ch));
-	pid = fork();
+	pid = chan_fork(&ch);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		chan_child(&ch);
+	if (pid == 0)
 		_exit(victim_child(&ch, key, seed, 1));
-	}
-	chan_parent(&ch);
 	ASSERT_EQ(0, kp_ep_open(&r, key, 0, 3, 0, 0));
 	ASSERT_EQ(0, kp_ep_open(&o, key, 2, 3, 0, 0));
 	/* pending before the death: one from rank 1, one from anyone */
@@ -788,14 +787,10 @@ TEST_F_TIMEOUT(xp, receiver_killed_mid_transfer, 90)
 
 	ASSERT_NE(NULL, buf);
 	kp_fill(buf, KILL_LEN, 3, 0);
-	ASSERT_EQ(0, chan_init(&ch));
-	pid = fork();
+	pid = chan_fork(&ch);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		chan_child(&ch);
+	if (pid == 0)
 		_exit(victim_child(&ch, key, 0, 0));
-	}
-	chan_parent(&ch);
 	ASSERT_EQ(0, kp_ep_open(&s, key, 0, 3, 0, 0));
 	ASSERT_EQ(0, kp_ep_open(&o, key, 2, 3, 0, 0));
 	ASSERT_EQ('p', chan_get(ch.c2p[0], 30000)) {
@@ -834,14 +829,10 @@ TEST_F_TIMEOUT(xp, sender_killed_before_match, 60)
 	int ret;
 
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, chan_init(&ch));
-	pid = fork();
+	pid = chan_fork(&ch);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		chan_child(&ch);
+	if (pid == 0)
 		_exit(victim_child(&ch, key, 9, 1));
-	}
-	chan_parent(&ch);
 	ASSERT_EQ(0, kp_ep_open(&r, key, 0, 3, 0, 0));
 	ASSERT_EQ('p', chan_get(ch.c2p[0], 30000)) {
 		TH_LOG("child step %d", child_wait(pid, 1000));
@@ -1029,17 +1020,14 @@ TEST_F_TIMEOUT(xp, fork_after_posting_recv, 60)
 	kp_fill(m, len, 221, 0);
 	memset(b, 0, len);
 	ASSERT_EQ(0, kp_recv(&e[0], 1, b, len, 1, 1, 0, 0, &pr));
-	ASSERT_EQ(0, chan_init(&ch));
-	pid = fork();
+	pid = chan_fork(&ch);
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		chan_child(&ch);
 		/* wait until the parent has its data, then look at ours */
 		if (chan_get(ch.p2c[0], 20000) != 'd')
 			_exit(2);
 		_exit(kp_check_byte(b, len, 0) == -1 ? 0 : 3);
 	}
-	chan_parent(&ch);
 	ASSERT_EQ(0, kp_send(&e[1], 2, m, len, 0, 1, 0, 0, &ps));
 	ASSERT_EQ(0, kp_complete(&e[0], &pr, &c, KP_TMO_MS));
 	EXPECT_EQ(0, c.error);
