@@ -1,24 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kprog job registry: jobs by key, rank slots, who may join.
+ * kprog job registry: jobs by key, who may join them, and the rank table
+ * of peers (a local endpoint, or a rank on another node).
+ *
+ * This file calls nothing else of the module: JOIN and departure are
+ * sequenced by their callers (main.c, match.c), which use the helpers
+ * here to change a rank's state.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/hashtable.h>
 #include <linux/bitmap.h>
 #include <linux/cred.h>
+#include <linux/mutex.h>
 #include "kprog.h"
+#include "job.h"
+#include "ep.h"
 
 static DEFINE_MUTEX(kprog_jobs_mutex);
 static DEFINE_HASHTABLE(kprog_jobs, 8);
 
+static void kprog_job_free(struct kprog_job *job)
+{
+	kvfree(job->peers);
+	bitmap_free(job->left);
+	kvfree(job->rank_node);
+	kfree(job->nodes);
+	kfree(job);
+}
+
 static void kprog_job_release(struct kref *ref)
 {
-	struct kprog_job *job = container_of(ref, struct kprog_job, ref);
+	kprog_job_free(container_of(ref, struct kprog_job, ref));
+}
 
-	kvfree(job->ranks);
-	bitmap_free(job->left);
-	kfree(job);
+/**
+ * kprog_job_get() - take a job reference
+ * @job: job referenced by the caller
+ */
+void kprog_job_get(struct kprog_job *job)
+{
+	kref_get(&job->ref);
 }
 
 /**
@@ -40,19 +62,20 @@ static struct kprog_job *kprog_job_find(u64 key)
 	return NULL;
 }
 
+/* Takes over the arrays of @map on success. */
 static struct kprog_job *kprog_job_create(const struct kprog_join *j,
-					  u32 eager_limit)
+					  u32 eager_limit,
+					  struct kprog_job_nodes *map)
 {
 	struct kprog_job *job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
+	u32 r;
 
 	if (!job)
 		return NULL;
-	job->ranks = kvcalloc(j->size, sizeof(*job->ranks), GFP_KERNEL_ACCOUNT);
+	job->peers = kvcalloc(j->size, sizeof(*job->peers), GFP_KERNEL_ACCOUNT);
 	job->left = bitmap_zalloc(j->size, GFP_KERNEL_ACCOUNT);
-	if (!job->ranks || !job->left) {
-		kvfree(job->ranks);
-		bitmap_free(job->left);
-		kfree(job);
+	if (!job->peers || !job->left) {
+		kprog_job_free(job);
 		return NULL;
 	}
 	kref_init(&job->ref);
@@ -62,52 +85,83 @@ static struct kprog_job *kprog_job_create(const struct kprog_join *j,
 	job->shared = j->flags & KPROG_JOIN_SHARED;
 	job->size = j->size;
 	job->eager_limit = eager_limit;
+	if (map->nr_nodes) {
+		job->nr_nodes = map->nr_nodes;
+		job->self_node = map->self_node;
+		job->nodes = map->nodes;
+		job->rank_node = map->rank_node;
+		map->nodes = NULL;
+		map->rank_node = NULL;
+	} else {
+		job->nr_nodes = 1;
+	}
+	for (r = 0; r < job->size; r++) {
+		job->peers[r].node = job->rank_node ? job->rank_node[r] : 0;
+		job->peers[r].kind = kprog_job_is_local(job, r) ?
+				     KPROG_PEER_ABSENT : KPROG_PEER_REMOTE;
+	}
 	return job;
 }
 
+/* Does a later joiner's node map equal the job's? */
+static bool kprog_job_same_map(const struct kprog_job *job,
+			       const struct kprog_job_nodes *map)
+{
+	if (!map->nr_nodes)
+		return !job->rank_node;
+	if (!job->rank_node || map->nr_nodes != job->nr_nodes ||
+	    map->self_node != job->self_node)
+		return false;
+	return !memcmp(map->nodes, job->nodes,
+		       job->nr_nodes * sizeof(*job->nodes)) &&
+	       !memcmp(map->rank_node, job->rank_node,
+		       job->size * sizeof(*job->rank_node));
+}
+
 /**
- * kprog_job_join() - KPROG_IOC_JOIN
- * @ep: an endpoint not yet in a job
- * @j: the request, copied in; output fields are filled on success
+ * kprog_job_is_local() - is @rank on this node?
+ * @job: job
+ * @rank: rank < job->size
  *
- * Return: 0 or a negative errno as documented in the ABI header.
+ * Return: true for a rank served by shared memory.
  */
-int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j)
+bool kprog_job_is_local(const struct kprog_job *job, u32 rank)
+{
+	return !job->rank_node || job->rank_node[rank] == job->self_node;
+}
+
+/**
+ * kprog_job_join() - put a new endpoint into a job (KPROG_IOC_JOIN)
+ * @ep: an endpoint not yet in a job, with its ring allocated
+ * @j: the request, checked for sizes and flags; @eager_limit (0: the
+ *	module default, else clamped to the quota) is set to the job's
+ * @map: the node map, checked for ranges; its arrays pass to the job if
+ *	it is created, else stay with the caller
+ * @ring: the endpoint's completion ring, allocated; it passes to @ep on
+ *	success
+ *
+ * Return: 0, -EISCONN (already joined), -ENOMEM, -EINVAL (size, eager
+ * limit or node map differ from the job's), -EACCES (another user's job
+ * not shared by both), -EADDRINUSE (rank taken, or still leaving), or
+ * -EINVAL for a rank that is not on this node.
+ */
+int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j,
+		   struct kprog_job_nodes *map, struct kprog_ring *ring)
 {
 	struct kprog_job *job;
 	bool created = false;
-	u32 eager;
-	int err;
-
-	if (kprog_ep_job(ep))
-		return -EISCONN;
-	if (j->abi_version != KPROG_ABI_VERSION)
-		return -EPROTONOSUPPORT;
-	if (j->flags & ~KPROG_JOIN_SHARED)
-		return -EINVAL;
-	if (!j->size)
-		return -EINVAL;
-	if (j->size > kprog_max_job_size)
-		return -E2BIG;
-	if (j->rank >= j->size)
-		return -EINVAL;
-	/* A limit above the quota could never be buffered anyway. */
-	eager = j->eager_limit ? j->eager_limit : kprog_eager_limit;
-	eager = min(eager, kprog_eager_quota - KPROG_EAGER_OVERHEAD);
+	int err = 0;
 
 	mutex_lock(&kprog_jobs_mutex);
 	if (ep->job) {
-		mutex_unlock(&kprog_jobs_mutex);
-		return -EISCONN;
-	}
-	err = kprog_ring_alloc(ep);
-	if (err) {
-		mutex_unlock(&kprog_jobs_mutex);
-		return err;
+		err = -EISCONN;
+		goto out_unlock;
 	}
 	job = kprog_job_find(j->job_key);
 	if (!job) {
-		job = kprog_job_create(j, eager);
+		job = kprog_job_create(j, j->eager_limit ? j->eager_limit :
+				       min(kprog_eager_limit, kprog_eager_quota -
+					   KPROG_EAGER_OVERHEAD), map);
 		if (!job) {
 			err = -ENOMEM;
 			goto out_unlock;
@@ -115,7 +169,8 @@ int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j)
 		created = true;
 	} else {
 		if (j->size != job->size ||
-		    (j->eager_limit && eager != job->eager_limit)) {
+		    (j->eager_limit && j->eager_limit != job->eager_limit) ||
+		    !kprog_job_same_map(job, map)) {
 			err = -EINVAL;
 			goto out_unlock;
 		}
@@ -125,85 +180,117 @@ int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j)
 			goto out_unlock;
 		}
 	}
-
-	spin_lock(&job->lock);
-	if (job->ranks[j->rank]) {
-		spin_unlock(&job->lock);
-		err = -EADDRINUSE;
-		goto out_unlock;
+	if (!kprog_job_is_local(job, j->rank)) {
+		err = -EINVAL;
+		goto out_free;
 	}
-	job->ranks[j->rank] = ep;
+
+	spin_lock_bh(&job->lock);
+	if (job->peers[j->rank].kind != KPROG_PEER_ABSENT) {
+		spin_unlock_bh(&job->lock);
+		err = -EADDRINUSE;
+		goto out_free;
+	}
+	job->peers[j->rank].kind = KPROG_PEER_LOCAL;
+	job->peers[j->rank].ep = ep;
 	clear_bit(j->rank, job->left);
-	spin_unlock(&job->lock);
+	spin_unlock_bh(&job->lock);
 
 	if (created)
 		hash_add(kprog_jobs, &job->hnode, job->key);
 	else
-		kref_get(&job->ref);
+		kprog_job_get(job);
 	job->members++;
 	ep->rank = j->rank;
+	ep->ring = *ring;
+	j->eager_limit = job->eager_limit;
 	/* Publish a fully set up endpoint; pairs with kprog_ep_job(). */
 	smp_store_release(&ep->job, job);
 	mutex_unlock(&kprog_jobs_mutex);
-
-	j->eager_limit = job->eager_limit;
-	j->ring_entries = ep->ring_entries;
-	j->ring_bytes = ep->ring_bytes;
-	j->max_iov = kprog_max_iov;
-	j->max_ops = kprog_max_ops;
 	return 0;
 
+out_free:
+	if (created)
+		kprog_job_put(job);
 out_unlock:
-	kprog_ring_free(ep);
 	mutex_unlock(&kprog_jobs_mutex);
 	return err;
 }
 
 /**
- * kprog_job_leave() - take a joined endpoint out of its job at close
+ * kprog_job_leave_begin() - a joined endpoint starts to leave
  * @ep: the endpoint; its file is being released
  *
- * Frees the rank slot only after every trace of the endpoint is gone from
- * the matching queues, so that a new process taking the rank cannot be
- * confused with the old one; returns once no transfer touches the
- * endpoint's buffers any more.
+ * From now on lookups of its rank find nothing, receivers that test the
+ * rank see it left, and nobody can take the rank until
+ * kprog_job_leave_end().
  */
-void kprog_job_leave(struct kprog_ep *ep)
+void kprog_job_leave_begin(struct kprog_ep *ep)
+{
+	struct kprog_job *job = ep->job;
+
+	spin_lock_bh(&job->lock);
+	job->peers[ep->rank].kind = KPROG_PEER_LEAVING;
+	spin_unlock_bh(&job->lock);
+	set_bit(ep->rank, job->left);
+	/* Pairs with the lock-free test_bit() of receivers. */
+	smp_mb__after_atomic();
+}
+
+/**
+ * kprog_job_leave_end() - the endpoint is out of every queue: free its rank
+ * @ep: the endpoint after kprog_job_leave_begin() and its departure
+ *
+ * The endpoint keeps its job reference until it is freed.
+ */
+void kprog_job_leave_end(struct kprog_ep *ep)
 {
 	struct kprog_job *job = ep->job;
 
 	mutex_lock(&kprog_jobs_mutex);
-	spin_lock(&job->lock);
-	job->ranks[ep->rank] = NULL;
-	spin_unlock(&job->lock);
-	set_bit(ep->rank, job->left);
-	/* Pairs with the lock-free test_bit() of receivers. */
-	smp_mb__after_atomic();
-
-	kprog_match_ep_gone(ep);
-
+	spin_lock_bh(&job->lock);
+	job->peers[ep->rank].kind = KPROG_PEER_ABSENT;
+	job->peers[ep->rank].ep = NULL;
+	spin_unlock_bh(&job->lock);
 	if (!--job->members)
 		hash_del(&job->hnode);
 	mutex_unlock(&kprog_jobs_mutex);
-
-	kprog_match_ep_quiesce(ep);
 }
 
 /**
- * kprog_job_get_ep() - the endpoint holding @rank, referenced
+ * kprog_job_peer() - how to reach @rank now
+ * @job: job
+ * @rank: rank < job->size
+ * @out: filled; out->ep is referenced when out->kind is LOCAL
+ */
+void kprog_job_peer(struct kprog_job *job, u32 rank,
+		    struct kprog_peer_ref *out)
+{
+	struct kprog_peer *p = &job->peers[rank];
+
+	spin_lock_bh(&job->lock);
+	out->kind = p->kind;
+	out->node = p->node;
+	out->ep = NULL;
+	if (p->kind == KPROG_PEER_LOCAL) {
+		out->ep = p->ep;
+		kprog_ep_get(out->ep);
+	}
+	spin_unlock_bh(&job->lock);
+}
+
+/**
+ * kprog_job_get_ep() - the local endpoint holding @rank, referenced
  * @job: job
  * @rank: rank < job->size
  *
- * Return: the endpoint or NULL if the rank is not (or no longer) joined.
+ * Return: the endpoint or NULL if the rank is not (or no longer) joined
+ * on this node.
  */
 struct kprog_ep *kprog_job_get_ep(struct kprog_job *job, u32 rank)
 {
-	struct kprog_ep *ep;
+	struct kprog_peer_ref ref;
 
-	spin_lock(&job->lock);
-	ep = job->ranks[rank];
-	if (ep)
-		kprog_ep_get(ep);
-	spin_unlock(&job->lock);
-	return ep;
+	kprog_job_peer(job, rank, &ref);
+	return ref.ep;
 }

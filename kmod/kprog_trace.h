@@ -4,7 +4,11 @@
  * `perf trace -e 'kprog:*'` or tracefs (events/kprog/) can follow it:
  *
  *   kprog_post        a send or receive is posted (its req_id)
- *   kprog_match       a send and a receive are paired (both req_ids)
+ *   kprog_arrive      a message reaches its receiving endpoint: matched
+ *                     at once, queued as unexpected, refused (over the
+ *                     eager quota: the sender uses rendezvous) or refused
+ *                     because the receiver is gone
+ *   kprog_match       a message and a receive are paired (both req_ids)
  *   kprog_copy_start  the payload copy begins (transport or eager copy-out)
  *   kprog_copy_end    it ends: bytes written to the receive buffer, errno
  *   kprog_complete    a completion is produced for an endpoint, and where
@@ -12,7 +16,9 @@
  *                     or dropped because the endpoint is closed)
  *
  * A message is named by its job, the sender's and the receiver's ranks and
- * the two req_ids; copy events carry both req_ids.
+ * the two req_ids (the sender's is 0 when its node did not send it); copy
+ * events carry both req_ids. The events take plain values, never a local
+ * endpoint, so that messages from other nodes are traced alike.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM kprog
@@ -21,7 +27,8 @@
 #define _KPROG_TRACE_H
 
 #include <linux/tracepoint.h>
-#include "kprog.h"
+#include <linux/kprog.h>
+#include "msg.h"
 
 #ifndef _KPROG_TRACE_WHERE
 #define _KPROG_TRACE_WHERE
@@ -32,17 +39,29 @@ enum kprog_cqe_where {
 	KPROG_WHERE_INLINE,
 	KPROG_WHERE_DROPPED,
 };
+
+/* What an arrival did with a message, for kprog_arrive. */
+enum kprog_arrive_outcome {
+	KPROG_ARRIVE_MATCHED,
+	KPROG_ARRIVE_QUEUED,
+	KPROG_ARRIVE_BOUNCED,
+	KPROG_ARRIVE_REFUSED,
+};
 #endif
 
 TRACE_DEFINE_ENUM(KPROG_WHERE_RING);
 TRACE_DEFINE_ENUM(KPROG_WHERE_OVERFLOW);
 TRACE_DEFINE_ENUM(KPROG_WHERE_INLINE);
 TRACE_DEFINE_ENUM(KPROG_WHERE_DROPPED);
+TRACE_DEFINE_ENUM(KPROG_ARRIVE_MATCHED);
+TRACE_DEFINE_ENUM(KPROG_ARRIVE_QUEUED);
+TRACE_DEFINE_ENUM(KPROG_ARRIVE_BOUNCED);
+TRACE_DEFINE_ENUM(KPROG_ARRIVE_REFUSED);
 
 TRACE_EVENT(kprog_post,
-	    TP_PROTO(const struct kprog_ep *ep, const struct kprog_op *op,
-		     u32 flags),
-	    TP_ARGS(ep, op, flags),
+	    TP_PROTO(u64 job, u32 rank, bool send, u64 req_id, u32 context,
+		     s32 peer, s32 tag, u64 len, u32 flags),
+	    TP_ARGS(job, rank, send, req_id, context, peer, tag, len, flags),
 	    TP_STRUCT__entry(__field(u64, job)
 			     __field(u64, req_id)
 			     __field(u64, len)
@@ -52,15 +71,15 @@ TRACE_EVENT(kprog_post,
 			     __field(s32, tag)
 			     __field(u32, flags)
 			     __field(bool, send)),
-	    TP_fast_assign(__entry->job = ep->job->key;
-			   __entry->req_id = op->req_id;
-			   __entry->len = op->len;
-			   __entry->rank = ep->rank;
-			   __entry->context = op->context;
-			   __entry->peer = op->peer;
-			   __entry->tag = op->tag;
+	    TP_fast_assign(__entry->job = job;
+			   __entry->req_id = req_id;
+			   __entry->len = len;
+			   __entry->rank = rank;
+			   __entry->context = context;
+			   __entry->peer = peer;
+			   __entry->tag = tag;
 			   __entry->flags = flags;
-			   __entry->send = op->is_send;),
+			   __entry->send = send;),
 	    TP_printk("job=%#llx rank=%u %s req_id=%llu context=%u peer=%d tag=%d len=%llu flags=%#x",
 		      __entry->job, __entry->rank,
 		      __entry->send ? "send" : "recv", __entry->req_id,
@@ -68,9 +87,43 @@ TRACE_EVENT(kprog_post,
 		      __entry->len, __entry->flags)
 );
 
+TRACE_EVENT(kprog_arrive,
+	    TP_PROTO(u64 job, const struct kprog_env *env, u64 send_req,
+		     int outcome),
+	    TP_ARGS(job, env, send_req, outcome),
+	    TP_STRUCT__entry(__field(u64, job)
+			     __field(u64, send_req)
+			     __field(u64, len)
+			     __field(s32, src)
+			     __field(u32, dst)
+			     __field(u32, context)
+			     __field(s32, tag)
+			     __field(u32, flags)
+			     __field(int, outcome)),
+	    TP_fast_assign(__entry->job = job;
+			   __entry->send_req = send_req;
+			   __entry->len = env->len;
+			   __entry->src = env->src;
+			   __entry->dst = env->dst;
+			   __entry->context = env->context;
+			   __entry->tag = env->tag;
+			   __entry->flags = env->flags;
+			   __entry->outcome = outcome;),
+	    TP_printk("job=%#llx src=%d send_req=%llu dst=%u context=%u tag=%d len=%llu flags=%#x %s",
+		      __entry->job, __entry->src, __entry->send_req,
+		      __entry->dst, __entry->context, __entry->tag,
+		      __entry->len, __entry->flags,
+		      __print_symbolic(__entry->outcome,
+				       { KPROG_ARRIVE_MATCHED, "matched" },
+				       { KPROG_ARRIVE_QUEUED, "queued" },
+				       { KPROG_ARRIVE_BOUNCED, "over-quota" },
+				       { KPROG_ARRIVE_REFUSED, "receiver-gone" }))
+);
+
 TRACE_EVENT(kprog_match,
-	    TP_PROTO(const struct kprog_op *s, const struct kprog_op *r),
-	    TP_ARGS(s, r),
+	    TP_PROTO(u64 job, const struct kprog_env *env, u64 send_req,
+		     u64 recv_req, u64 recv_len),
+	    TP_ARGS(job, env, send_req, recv_req, recv_len),
 	    TP_STRUCT__entry(__field(u64, job)
 			     __field(u64, send_req)
 			     __field(u64, recv_req)
@@ -81,16 +134,16 @@ TRACE_EVENT(kprog_match,
 			     __field(u32, context)
 			     __field(s32, tag)
 			     __field(bool, eager)),
-	    TP_fast_assign(__entry->job = r->owner->job->key;
-			   __entry->send_req = s->req_id;
-			   __entry->recv_req = r->req_id;
-			   __entry->send_len = s->len;
-			   __entry->recv_len = r->len;
-			   __entry->src = s->src_rank;
-			   __entry->dst = r->owner->rank;
-			   __entry->context = s->context;
-			   __entry->tag = s->tag;
-			   __entry->eager = s->eager;),
+	    TP_fast_assign(__entry->job = job;
+			   __entry->send_req = send_req;
+			   __entry->recv_req = recv_req;
+			   __entry->send_len = env->len;
+			   __entry->recv_len = recv_len;
+			   __entry->src = env->src;
+			   __entry->dst = env->dst;
+			   __entry->context = env->context;
+			   __entry->tag = env->tag;
+			   __entry->eager = !(env->flags & KPROG_ENV_RNDV);),
 	    TP_printk("job=%#llx src=%d send_req=%llu dst=%u recv_req=%llu context=%u tag=%d send_len=%llu recv_len=%llu %s",
 		      __entry->job, __entry->src, __entry->send_req,
 		      __entry->dst, __entry->recv_req, __entry->context,
@@ -99,9 +152,9 @@ TRACE_EVENT(kprog_match,
 );
 
 DECLARE_EVENT_CLASS(kprog_copy,
-		    TP_PROTO(const struct kprog_op *s,
-			     const struct kprog_op *r, u64 bytes, int err),
-		    TP_ARGS(s, r, bytes, err),
+		    TP_PROTO(u64 job, const struct kprog_env *env,
+			     u64 send_req, u64 recv_req, u64 bytes, int err),
+		    TP_ARGS(job, env, send_req, recv_req, bytes, err),
 		    TP_STRUCT__entry(__field(u64, job)
 				     __field(u64, send_req)
 				     __field(u64, recv_req)
@@ -109,12 +162,12 @@ DECLARE_EVENT_CLASS(kprog_copy,
 				     __field(s32, src)
 				     __field(u32, dst)
 				     __field(int, err)),
-		    TP_fast_assign(__entry->job = r->owner->job->key;
-				   __entry->send_req = s->req_id;
-				   __entry->recv_req = r->req_id;
+		    TP_fast_assign(__entry->job = job;
+				   __entry->send_req = send_req;
+				   __entry->recv_req = recv_req;
 				   __entry->bytes = bytes;
-				   __entry->src = s->src_rank;
-				   __entry->dst = r->owner->rank;
+				   __entry->src = env->src;
+				   __entry->dst = env->dst;
 				   __entry->err = err;),
 		    TP_printk("job=%#llx src=%d send_req=%llu dst=%u recv_req=%llu bytes=%llu err=%d",
 			      __entry->job, __entry->src, __entry->send_req,
@@ -124,22 +177,21 @@ DECLARE_EVENT_CLASS(kprog_copy,
 
 /* bytes: to copy; err: 0 */
 DEFINE_EVENT(kprog_copy, kprog_copy_start,
-	     TP_PROTO(const struct kprog_op *s, const struct kprog_op *r,
-		      u64 bytes, int err),
-	     TP_ARGS(s, r, bytes, err)
+	     TP_PROTO(u64 job, const struct kprog_env *env, u64 send_req,
+		      u64 recv_req, u64 bytes, int err),
+	     TP_ARGS(job, env, send_req, recv_req, bytes, err)
 );
 
 /* bytes: written to the receive buffer; err: 0 or a negative errno */
 DEFINE_EVENT(kprog_copy, kprog_copy_end,
-	     TP_PROTO(const struct kprog_op *s, const struct kprog_op *r,
-		      u64 bytes, int err),
-	     TP_ARGS(s, r, bytes, err)
+	     TP_PROTO(u64 job, const struct kprog_env *env, u64 send_req,
+		      u64 recv_req, u64 bytes, int err),
+	     TP_ARGS(job, env, send_req, recv_req, bytes, err)
 );
 
 TRACE_EVENT(kprog_complete,
-	    TP_PROTO(const struct kprog_ep *ep, const struct kprog_cqe *c,
-		     int where),
-	    TP_ARGS(ep, c, where),
+	    TP_PROTO(u64 job, u32 rank, const struct kprog_cqe *c, int where),
+	    TP_ARGS(job, rank, c, where),
 	    TP_STRUCT__entry(__field(u64, job)
 			     __field(u64, req_id)
 			     __field(u64, bytes)
@@ -148,10 +200,10 @@ TRACE_EVENT(kprog_complete,
 			     __field(s32, tag)
 			     __field(s32, error)
 			     __field(int, where)),
-	    TP_fast_assign(__entry->job = ep->job->key;
+	    TP_fast_assign(__entry->job = job;
 			   __entry->req_id = c->req_id;
 			   __entry->bytes = c->bytes;
-			   __entry->rank = ep->rank;
+			   __entry->rank = rank;
 			   __entry->source = c->source;
 			   __entry->tag = c->tag;
 			   __entry->error = c->error;

@@ -2,18 +2,26 @@
 /*
  * kprog: in-kernel progression of MPI point-to-point messages.
  *
- * The misc device /dev/kprog; one endpoint per open file. This file copies
- * and checks ioctl arguments and hands them to the job registry and the
- * matching core.
+ * The misc device /dev/kprog; one endpoint per open file. This file holds
+ * the module parameters, copies and checks ioctl arguments, sequences
+ * JOIN and the departure at close, and hands everything else to the
+ * matching core and the completion queue.
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/log2.h>
+#include <linux/socket.h>
+#include <linux/poll.h>
 #include "kprog.h"
+#include "job.h"
+#include "op.h"
+#include "match.h"
 #include "transport.h"
 #include "irqsrc.h"
+#include "netlink.h"
 #include "stats.h"
 #include "kprog_trace.h"
 
@@ -50,10 +58,6 @@ unsigned int kprog_max_job_size = 4096;
 module_param_named(max_job_size, kprog_max_job_size, uint, 0444);
 MODULE_PARM_DESC(max_job_size, "Most ranks in a job (default 4096)");
 
-static const struct kprog_transport *const kprog_transports[] = {
-	&kprog_xport_shm,
-};
-
 static int kprog_open(struct inode *inode, struct file *file)
 {
 	struct kprog_ep *ep = kprog_ep_alloc();
@@ -68,28 +72,146 @@ static int kprog_release(struct inode *inode, struct file *file)
 {
 	struct kprog_ep *ep = file->private_data;
 
-	if (kprog_ep_job(ep))
-		kprog_job_leave(ep);
+	if (kprog_ep_job(ep)) {
+		/* Nothing new reaches us, then nothing of us stays queued. */
+		kprog_job_leave_begin(ep);
+		kprog_depart(ep);
+		kprog_job_leave_end(ep);
+		kprog_ep_quiesce(ep);
+	}
 	kprog_ep_put(ep);
 	return 0;
 }
 
-static long kprog_ioc_join(struct kprog_ep *ep, void __user *uarg)
+static void kprog_map_free(struct kprog_job_nodes *map)
 {
-	struct kprog_join j;
+	kfree(map->nodes);
+	kvfree(map->rank_node);
+}
+
+/* Copies and checks the node map of a JOIN; all zero: one node. */
+static int kprog_map_import(const struct kprog_join *j,
+			    struct kprog_job_nodes *map)
+{
+	u32 r, n;
+
+	memset(map, 0, sizeof(*map));
+	if (!j->nr_nodes && !j->nodes && !j->rank_nodes && !j->self_node)
+		return 0;
+	if (!j->nr_nodes || j->nr_nodes > KPROG_MAX_NODES || !j->nodes ||
+	    !j->rank_nodes || j->self_node >= j->nr_nodes)
+		return -EINVAL;
+	map->nr_nodes = j->nr_nodes;
+	map->self_node = j->self_node;
+	map->nodes = memdup_user(u64_to_user_ptr(j->nodes),
+				 (size_t)j->nr_nodes * sizeof(*map->nodes));
+	if (IS_ERR(map->nodes)) {
+		int err = PTR_ERR(map->nodes);
+
+		map->nodes = NULL;
+		return err;
+	}
+	map->rank_node = kvmalloc_array(j->size, sizeof(*map->rank_node),
+					GFP_KERNEL_ACCOUNT);
+	if (!map->rank_node)
+		return -ENOMEM;
+	if (copy_from_user(map->rank_node, u64_to_user_ptr(j->rank_nodes),
+			   (size_t)j->size * sizeof(*map->rank_node)))
+		return -EFAULT;
+	for (n = 0; n < map->nr_nodes; n++) {
+		if (map->nodes[n].family != AF_INET &&
+		    map->nodes[n].family != AF_INET6)
+			return -EINVAL;
+		map->nodes[n].__pad = 0;
+	}
+	for (r = 0; r < j->size; r++) {
+		if (map->rank_node[r] >= map->nr_nodes)
+			return -EINVAL;
+		/* Ranks elsewhere need a transport that reaches them. */
+		if (map->rank_node[r] != map->self_node &&
+		    !(kprog_xport_mask() & KPROG_XPORT_IB))
+			return -EHOSTUNREACH;
+	}
+	return 0;
+}
+
+static int kprog_join_check(struct kprog_join *j)
+{
+	if (j->abi_version != KPROG_ABI_VERSION)
+		return -EPROTONOSUPPORT;
+	if (j->flags & ~KPROG_JOIN_SHARED)
+		return -EINVAL;
+	if (!j->size)
+		return -EINVAL;
+	if (j->size > kprog_max_job_size)
+		return -E2BIG;
+	if (j->rank >= j->size)
+		return -EINVAL;
+	/* A limit above the quota could never be buffered anyway. */
+	if (j->eager_limit)
+		j->eager_limit = min(j->eager_limit,
+				     kprog_eager_quota - KPROG_EAGER_OVERHEAD);
+	return 0;
+}
+
+static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
+			   void __user *uarg)
+{
+	size_t size = _IOC_SIZE(cmd);
+	struct kprog_job_nodes map;
+	struct kprog_ring ring = {};
+	struct kprog_join j = {};
 	int err;
 
-	if (copy_from_user(&j, uarg, sizeof(j)))
+	if (copy_from_user(&j, uarg, size))
 		return -EFAULT;
 	/* Fail on an unwritable argument before joining, not after. */
-	if (copy_to_user(uarg, &j, sizeof(j)))
+	if (copy_to_user(uarg, &j, size))
 		return -EFAULT;
-	err = kprog_job_join(ep, &j);
+	if (kprog_ep_job(ep))
+		return -EISCONN;
+	err = kprog_join_check(&j);
 	if (err)
 		return err;
-	if (copy_to_user(uarg, &j, sizeof(j)))
-		return -EFAULT;
-	return 0;
+	err = kprog_map_import(&j, &map);
+	if (err)
+		goto out_map;
+	err = kprog_ring_alloc(&ring, kprog_ring_entries);
+	if (err)
+		goto out_map;
+	err = kprog_job_join(ep, &j, &map, &ring);
+	if (err) {
+		kprog_ring_free(&ring);
+		goto out_map;
+	}
+	j.ring_entries = ep->ring.entries;
+	j.ring_bytes = ep->ring.bytes;
+	j.max_iov = kprog_max_iov;
+	j.max_ops = kprog_max_ops;
+	if (copy_to_user(uarg, &j, size))
+		err = -EFAULT;
+out_map:
+	kprog_map_free(&map);
+	return err;
+}
+
+static long kprog_ioc_info(void __user *uarg)
+{
+	struct kprog_info info = {
+		.abi_version = KPROG_ABI_VERSION,
+		.features = KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG,
+		.transports = kprog_xport_mask(),
+		.eager_limit = kprog_eager_limit,
+		.eager_quota = kprog_eager_quota,
+		.max_ops = kprog_max_ops,
+		.max_iov = kprog_max_iov,
+		.max_iov_total = kprog_max_iov_total,
+		.ring_entries = kprog_ring_entries,
+		.max_job_size = kprog_max_job_size,
+		.max_msg = KPROG_MAX_MSG,
+	};
+
+	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
 static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
@@ -109,7 +231,8 @@ static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
 		return err;
 	if (p.done) {
 		kprog_stat_add(KPROG_STAT_EVENTS, 1);
-		trace_kprog_complete(ep, &p.cqe, KPROG_WHERE_INLINE);
+		trace_kprog_complete(ep->job->key, ep->rank, &p.cqe,
+				     KPROG_WHERE_INLINE);
 	}
 	if (copy_to_user(&up->done, &p.done, sizeof(p.done)) ||
 	    copy_to_user(&up->cqe, &p.cqe, sizeof(p.cqe)))
@@ -149,6 +272,10 @@ static long kprog_ioc_irq_wait(void __user *uarg)
 	return 0;
 }
 
+/* The JOIN of ABI version 1 without the node map, still accepted. */
+#define KPROG_IOC_JOIN_V1 \
+	_IOC(_IOC_READ | _IOC_WRITE, KPROG_IOC_MAGIC, 1, KPROG_JOIN_V1_SIZE)
+
 static long kprog_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg)
 {
@@ -160,8 +287,11 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 	switch (cmd) {
 	case KPROG_IOC_VERSION:
 		return put_user((u32)KPROG_ABI_VERSION, (u32 __user *)uarg);
+	case KPROG_IOC_GET_INFO:
+		return kprog_ioc_info(uarg);
 	case KPROG_IOC_JOIN:
-		return kprog_ioc_join(ep, uarg);
+	case KPROG_IOC_JOIN_V1:
+		return kprog_ioc_join(ep, cmd, uarg);
 	case KPROG_IOC_IRQ_WAIT:
 		return kprog_ioc_irq_wait(uarg);
 	case KPROG_IOC_SEND:
@@ -176,7 +306,7 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 	if (!kprog_ep_job(ep))
 		return -EBADFD;
 
-	kprog_ring_flush(ep);
+	kprog_cq_flush(ep);
 	switch (cmd) {
 	case KPROG_IOC_SEND:
 		return kprog_ioc_post(ep, uarg, true);
@@ -191,18 +321,22 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 	default: /* KPROG_IOC_WAIT */
 		if (copy_from_user(&wait, uarg, sizeof(wait)))
 			return -EFAULT;
-		return kprog_ring_wait(ep, wait.timeout_ns);
+		return kprog_cq_wait(ep, wait.timeout_ns);
 	}
 }
 
 static int kprog_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	return kprog_ring_mmap(file->private_data, vma);
+	struct kprog_ep *ep = file->private_data;
+
+	if (!kprog_ep_job(ep))
+		return -EBADFD;
+	return kprog_ring_mmap(&ep->ring, vma);
 }
 
 static __poll_t kprog_poll(struct file *file, poll_table *wait)
 {
-	return kprog_ring_poll(file->private_data, file, wait);
+	return kprog_cq_poll(file->private_data, file, wait);
 }
 
 static const struct file_operations kprog_fops = {
@@ -260,30 +394,22 @@ static int kprog_check_params(void)
 	return 0;
 }
 
-static void kprog_transports_exit(int n)
-{
-	while (n--)
-		if (kprog_transports[n]->exit)
-			kprog_transports[n]->exit();
-}
-
 static int __init kprog_init(void)
 {
-	int i, err;
+	int err;
 
 	err = kprog_check_params();
 	if (err)
 		return err;
-	err = kprog_ep_init();
+	err = kprog_op_init();
 	if (err)
 		return err;
-	for (i = 0; i < ARRAY_SIZE(kprog_transports); i++) {
-		if (!kprog_transports[i]->init)
-			continue;
-		err = kprog_transports[i]->init();
-		if (err)
-			goto err_xport;
-	}
+	err = kprog_eager_init();
+	if (err)
+		goto err_op;
+	err = kprog_xport_init();
+	if (err)
+		goto err_eager;
 	err = kprog_irq_init();
 	if (err)
 		goto err_xport;
@@ -302,8 +428,11 @@ err_irq:
 	kprog_stats_debugfs_exit();
 	kprog_irq_exit();
 err_xport:
-	kprog_transports_exit(i);
-	kprog_ep_exit();
+	kprog_xport_exit();
+err_eager:
+	kprog_eager_exit();
+err_op:
+	kprog_op_exit();
 	return err;
 }
 
@@ -315,7 +444,10 @@ static void __exit kprog_exit(void)
 	kprog_stats_debugfs_exit();
 	kprog_irq_exit();
 	/* Transfers may still run after the last close; they free into ep. */
-	kprog_transports_exit(ARRAY_SIZE(kprog_transports));
+	kprog_xport_exit();
+	kprog_eager_exit();
+	kprog_op_exit();
+	kprog_msg_exit();
 	kprog_ep_exit();
 }
 

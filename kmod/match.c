@@ -1,423 +1,176 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kprog matching core: MPI envelope matching in the receiving endpoint,
- * eager/rendezvous decision, probe, cancel and departure of endpoints.
+ * kprog matching core: the queues of each receiving endpoint and the only
+ * code that touches them.
  *
- * Every queue lives in the receiver: posted receives and unexpected sends
- * (in arrival order) under ep->mlock. Matching therefore never needs two
- * match locks, and in-order queues give MPI's non-overtaking rule.
+ * Every queue lives in the receiver, under its mlock: posted receives in
+ * post order, unexpected messages in arrival order, and messages taken by
+ * a dequeuing probe. A message from any sender and any transport enters
+ * through kprog_arrive(); a receive through kprog_match_recv(). Matching
+ * therefore never needs two match locks, and in-order queues plus
+ * in-order arrival per sender give MPI's non-overtaking rule.
  *
- * Eager sends are copied into a kernel buffer in the sender's context and
- * complete at once. If a receive is already posted, the buffer goes to the
- * transport like a rendezvous source; being small, it is copied at once in
- * the sender's context (&kprog_transport.run). Otherwise it waits in the
- * unexpected queue, charged to the receiver's eager quota, and the receive
- * copies it out in its own context. Over quota, a send goes by rendezvous.
+ * What happens after a match is the protocol's business: an eager message
+ * is copied out (eager.c), a rendezvous message is pulled by the
+ * transport that brought it (rndv.c).
+ *
+ * Departure: kprog_peer_gone() fails everything that waits for a rank that
+ * is gone, whether a local process exited or a transport lost a node.
  * Eager messages stay deliverable after their sender has gone; rendezvous
- * sends of a departed sender are withdrawn.
+ * messages of a departed sender are withdrawn.
  */
 #include <linux/slab.h>
-#include <linux/mm.h>
-#include <linux/sched/mm.h>
-#include <linux/uaccess.h>
+#include <linux/sched.h>
 #include "kprog.h"
+#include "job.h"
+#include "op.h"
+#include "match.h"
 #include "transport.h"
-#include "stats.h"
 #include "kprog_trace.h"
 
-static const struct kprog_transport *
-kprog_transport_for(struct kprog_op *sop, struct kprog_op *rop)
-{
-	/* Every endpoint is on this host; xport_ib will choose here. */
-	return &kprog_xport_shm;
-}
-
-static bool kprog_envelope_match(const struct kprog_op *s, u32 context,
-				 s32 source, s32 tag)
-{
-	return s->context == context &&
-	       (source == KPROG_ANY_SOURCE || source == s->src_rank) &&
-	       (tag == KPROG_ANY_TAG || tag == s->tag);
-}
-
-static void kprog_cqe_fill(struct kprog_cqe *c, const struct kprog_op *op,
-			   s32 source, s32 tag, u64 bytes, int err)
-{
-	memset(c, 0, sizeof(*c));
-	c->req_id = op->req_id;
-	c->bytes = bytes;
-	c->source = source;
-	c->tag = tag;
-	c->error = err;
-	if (err == -ECANCELED)
-		c->flags = KPROG_CQE_CANCELLED;
-}
-
-/*
- * Under rop->mep->mlock. The transfer inherits the queue reference of
- * whichever side was taken from a queue and gets a new one on the other.
- */
-static void kprog_xfer_setup(struct kprog_xfer *x, struct kprog_op *s,
-			     struct kprog_op *r)
-{
-	x->sop = s;
-	x->rop = r;
-	x->src.mm = s->eager ? NULL : s->mm;
-	x->src.kbuf = s->eager ? s->kbuf : NULL;
-	x->src.iov = s->iov;
-	x->src.nr_iov = s->nr_iov;
-	x->dst.mm = r->mm;
-	x->dst.kbuf = NULL;
-	x->dst.iov = r->iov;
-	x->dst.nr_iov = r->nr_iov;
-	x->len = min(s->len, r->len);
-	x->xport = kprog_transport_for(s, r);
-	trace_kprog_match(s, r);
-	s->state = KPROG_OP_MATCHED;
-	r->state = KPROG_OP_MATCHED;
-	if (!s->eager)
-		atomic_inc(&s->owner->xfers);
-	atomic_inc(&r->owner->xfers);
-	/*
-	 * Pairs with the barrier in kprog_match_ep_quiesce(): either the
-	 * departing endpoint waits for this transfer, or the transfer sees
-	 * ep->dead before it touches any page.
-	 */
-	smp_mb__after_atomic();
-}
-
-static void kprog_xfer_unref(struct kprog_ep *ep)
-{
-	if (atomic_dec_and_test(&ep->xfers))
-		wake_up(&ep->wq);
-}
-
-static void kprog_xfer_start(struct kprog_xfer *x, u32 sync_limit)
-{
-	int err;
-
-	if (!x->len) {
-		kprog_xfer_done(x, 0, 0);
-		return;
-	}
-	/* A small copy costs less than waking a worker for it. */
-	if (x->len <= sync_limit && x->xport->run) {
-		x->xport->run(x);
-		return;
-	}
-	err = x->xport->submit(x);
-	if (err)
-		kprog_xfer_done(x, 0, err);
-}
-
-void kprog_xfer_done(struct kprog_xfer *x, u64 bytes, int err)
-{
-	struct kprog_op *s = x->sop, *r = x->rop;
-	struct kprog_cqe c;
-
-	kprog_cqe_fill(&c, r, s->src_rank, s->tag, bytes,
-		       err ? err : (s->len > r->len ? -EMSGSIZE : 0));
-	kprog_op_complete(r, &c);
-	if (!s->eager) {
-		kprog_cqe_fill(&c, s, s->peer, s->tag, bytes, err);
-		kprog_op_complete(s, &c);
-		kprog_xfer_unref(s->owner);
-	}
-	kprog_xfer_unref(r->owner);
-	kprog_op_put(s);
-	kprog_op_put(r);
-	kfree(x);
-}
-
-bool kprog_xfer_aborted(const struct kprog_xfer *x)
-{
-	/* An eager source lives in kbuf and does not depend on its sender. */
-	if (!x->sop->eager && READ_ONCE(x->sop->owner->dead))
-		return true;
-	return READ_ONCE(x->rop->owner->dead);
-}
-
-/*
- * An eager op's data is in kbuf from now on: detach its iovec array for the
- * caller to free, before the op is visible to any receiver. Its entries are
- * uncharged with the op's slot in kprog_send_done_now().
- */
-static struct kprog_iov *kprog_eager_take_iov(struct kprog_op *op)
-{
-	struct kprog_iov *iov = op->iov;
-
-	if (iov == &op->iov_inline)
-		return NULL;
-	op->iov = &op->iov_inline;
-	op->nr_iov = 0;
-	return iov;
-}
-
-/* The sender's part of a send that completed at post time. */
-static void kprog_send_done_now(struct kprog_op *op, struct kprog_post *p)
-{
-	struct kprog_ep *ep = op->owner;
-
-	p->done = 1;
-	kprog_cqe_fill(&p->cqe, op, op->peer, op->tag, op->len, 0);
-	kprog_op_uncharge(op);
-	/* Nobody reads owner or mm of an eager op; see kprog_xfer_aborted(). */
-	op->owner = NULL;
-	mmdrop(op->mm);
-	op->mm = NULL;
-	kprog_ep_put(ep);
-}
-
 /**
- * kprog_send() - KPROG_IOC_SEND
- * @ep: joined endpoint
- * @p: the request, copied in; @done and @cqe are filled
+ * kprog_arrive() - the one arrival path of messages
+ * @dst: the receiving endpoint, referenced by the caller
+ * @msg: a new message addressed to @dst (envelope, payload or rendezvous
+ *	descriptor filled in)
  *
- * Return: 0 or a negative errno.
+ * Matches @msg with the oldest posted receive that wants it, or queues it
+ * as unexpected. A matched message is then delivered: eager data copied
+ * into the receive buffer, or the rendezvous started.
+ *
+ * Process or softirq context, no kprog lock held.
+ *
+ * Return: 0 when the core took the message; -ECONNRESET when @dst left
+ * its job, or -ENOBUFS for an eager message with @may_bounce that would
+ * exceed @dst's eager quota: the caller keeps the message in both cases.
  */
-int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
+int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg)
 {
-	struct kprog_job *job = ep->job;
-	struct kprog_op *op, *r = NULL, *it;
-	struct kprog_ep *dst;
-	struct kprog_iov *drop_iov = NULL;
-	struct kprog_xfer *x;
-	void *drop = NULL;
-	bool eager, wake = false;
+	struct kprog_op *rop = NULL, *it;
+	u64 key = dst->job->key;
 	u64 charge;
-	int err;
 
-	if (p->flags & ~(KPROG_POST_IOV | KPROG_SEND_SYNC))
-		return -EINVAL;
-	if (p->peer < 0 || p->peer >= job->size || p->tag < 0)
-		return -EINVAL;
-
-	op = kprog_op_create(ep, p, true);
-	if (IS_ERR(op))
-		return PTR_ERR(op);
-	trace_kprog_post(ep, op, p->flags);
-	charge = op->len + KPROG_EAGER_OVERHEAD;
-	eager = !(p->flags & KPROG_SEND_SYNC) && op->len <= job->eager_limit &&
-		charge <= kprog_eager_quota;
-	if (eager) {
-		err = kprog_op_copy_in(op);
-		if (err)
-			goto err_op;
-	}
-	x = kzalloc(sizeof(*x), GFP_KERNEL_ACCOUNT);
-	if (!x) {
-		err = -ENOMEM;
-		goto err_op;
-	}
-	dst = kprog_job_get_ep(job, p->peer);
-	if (!dst) {
-		err = -ECONNRESET;
-		goto err_x;
-	}
-	op->mep = dst;
-
-	spin_lock(&dst->mlock);
+	spin_lock_bh(&dst->mlock);
 	if (dst->dead) {
-		spin_unlock(&dst->mlock);
-		err = -ECONNRESET;
-		goto err_x;
+		spin_unlock_bh(&dst->mlock);
+		trace_kprog_arrive(key, &msg->env, msg->send_req,
+				   KPROG_ARRIVE_REFUSED);
+		return -ECONNRESET;
 	}
 	list_for_each_entry(it, &dst->posted, qnode) {
-		if (kprog_envelope_match(op, it->context, it->peer, it->tag)) {
-			r = it;
+		if (kprog_env_match(&msg->env, it->context, it->peer,
+				    it->tag)) {
+			rop = it;
 			break;
 		}
 	}
-	if (r) {
-		list_del_init(&r->qnode);
-		op->eager = eager;
-		if (eager)
-			drop_iov = kprog_eager_take_iov(op);
+	if (rop) {
+		list_del_init(&rop->qnode);
+		rop->state = KPROG_OP_MATCHED;
+		msg->state = KPROG_MSG_MATCHED;
+		spin_unlock_bh(&dst->mlock);
+		trace_kprog_arrive(key, &msg->env, msg->send_req,
+				   KPROG_ARRIVE_MATCHED);
+		trace_kprog_match(key, &msg->env, msg->send_req, rop->req_id,
+				  rop->buf.len);
+		/* The posted queue's reference passes to the delivery. */
+		if (kprog_msg_is_rndv(msg))
+			kprog_rndv_start(msg, rop, in_task() &&
+					 msg->env.len <= dst->job->eager_limit);
 		else
-			kprog_op_activate(op);
-		refcount_inc(&op->ref);
-		kprog_xfer_setup(x, op, r);
-	} else {
-		if (eager && dst->eager_bytes + charge > kprog_eager_quota) {
-			/* Over quota: fall back to rendezvous. */
-			eager = false;
-			drop = op->kbuf;
-			op->kbuf = NULL;
-		}
-		op->eager = eager;
-		if (eager) {
-			op->charge = charge;
-			dst->eager_bytes += charge;
-			drop_iov = kprog_eager_take_iov(op);
-		} else {
-			kprog_op_activate(op);
-		}
-		refcount_inc(&op->ref);
-		op->state = KPROG_OP_QUEUED;
-		list_add_tail(&op->qnode, &dst->unexpected);
-		dst->unexp_seq++;
-		wake = true;
+			kprog_eager_deliver(msg, rop);
+		return 0;
 	}
-	spin_unlock(&dst->mlock);
-	/* A rendezvous op is now owned by its list: do not touch it. */
-
-	kvfree(drop);
-	kvfree(drop_iov);
-	if (wake)
-		wake_up(&dst->wq);
-	p->done = 0;
-	if (eager)
-		kprog_send_done_now(op, p);
-	if (r)
-		kprog_xfer_start(x, job->eager_limit);
-	else
-		kfree(x);
-	if (eager)
-		kprog_op_put(op);
+	if (!kprog_msg_is_rndv(msg)) {
+		charge = msg->env.len + KPROG_EAGER_OVERHEAD;
+		if (msg->may_bounce &&
+		    dst->eager_bytes + charge > kprog_eager_quota) {
+			spin_unlock_bh(&dst->mlock);
+			trace_kprog_arrive(key, &msg->env, msg->send_req,
+					   KPROG_ARRIVE_BOUNCED);
+			return -ENOBUFS;
+		}
+		msg->charge = charge;
+		dst->eager_bytes += charge;
+	}
+	msg->state = KPROG_MSG_QUEUED;
+	list_add_tail(&msg->qnode, &dst->unexpected);
+	dst->unexp_seq++;
+	spin_unlock_bh(&dst->mlock);
+	trace_kprog_arrive(key, &msg->env, msg->send_req, KPROG_ARRIVE_QUEUED);
+	/* Blocked probes. */
+	wake_up(&dst->wq);
 	return 0;
-
-err_x:
-	kfree(x);
-err_op:
-	kprog_op_uncharge(op);
-	kprog_op_put(op);
-	return err;
 }
 
-/* Receiver's context: copy a buffered eager message out. */
-static u64 kprog_copy_out(struct kprog_op *r, struct kprog_op *s, int *err)
+/* Under ep->mlock: take @msg out of a queue for a receive. */
+static void kprog_take_msg(struct kprog_ep *ep, struct kprog_msg *msg)
 {
-	u64 n = min(s->len, r->len), pos = 0, c;
-	u32 i;
-
-	*err = 0;
-	trace_kprog_copy_start(s, r, n, 0);
-	for (i = 0; i < r->nr_iov && pos < n; i++) {
-		c = min(r->iov[i].len, n - pos);
-		if (copy_to_user(u64_to_user_ptr(r->iov[i].base),
-				 s->kbuf + pos, c)) {
-			*err = -EFAULT;
-			break;
-		}
-		pos += c;
-	}
-	kprog_stat_add(KPROG_STAT_BYTES, pos);
-	trace_kprog_copy_end(s, r, pos, *err);
-	if (!*err && s->len > r->len)
-		*err = -EMSGSIZE;
-	return pos;
+	list_del_init(&msg->qnode);
+	ep->eager_bytes -= msg->charge;
+	msg->charge = 0;
+	msg->state = KPROG_MSG_MATCHED;
 }
 
 /**
- * kprog_recv() - KPROG_IOC_RECV
- * @ep: joined endpoint
- * @p: the request, copied in; @done and @cqe are filled
+ * kprog_match_recv() - match a new receive against the queues, or post it
+ * @ep: the receiving endpoint (current process)
+ * @rop: the new receive (state NEW, not yet on its owner's list)
+ * @msgp: set to the matched message, taken off its queue, or to NULL
  *
- * Return: 0 or a negative errno.
+ * A receive that takes a rendezvous message or is posted is put on its
+ * owner's list (its completion will go to the ring); one that takes an
+ * eager message is not (the caller completes it at once).
+ *
+ * Return: 0 (matched or posted), -ENOENT (KPROG_RECV_MESSAGE with an
+ * unknown id) or -ECONNRESET (the named source left and nothing of it is
+ * buffered: the receive would never match).
  */
-int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
+int kprog_match_recv(struct kprog_ep *ep, struct kprog_op *rop,
+		     struct kprog_msg **msgp)
 {
-	struct kprog_job *job = ep->job;
-	struct kprog_op *op, *s = NULL, *it;
-	struct kprog_xfer *x;
-	bool by_msg = p->flags & KPROG_RECV_MESSAGE;
-	bool gone = false;
-	u64 bytes;
-	int err;
+	struct kprog_msg *msg = NULL, *it;
+	int err = 0;
 
-	if (p->flags & ~(KPROG_POST_IOV | KPROG_RECV_MESSAGE))
-		return -EINVAL;
-	if (!by_msg) {
-		if (p->peer != KPROG_ANY_SOURCE &&
-		    (p->peer < 0 || p->peer >= job->size))
-			return -EINVAL;
-		if (p->tag != KPROG_ANY_TAG && p->tag < 0)
-			return -EINVAL;
-	}
-
-	op = kprog_op_create(ep, p, false);
-	if (IS_ERR(op))
-		return PTR_ERR(op);
-	trace_kprog_post(ep, op, p->flags);
-	x = kzalloc(sizeof(*x), GFP_KERNEL_ACCOUNT);
-	if (!x) {
-		err = -ENOMEM;
-		goto err_op;
-	}
-	kprog_ep_get(ep);
-	op->mep = ep;
-
-	spin_lock(&ep->mlock);
-	if (by_msg) {
+	*msgp = NULL;
+	spin_lock_bh(&ep->mlock);
+	if (rop->by_msg) {
 		list_for_each_entry(it, &ep->mprobed, qnode) {
-			if (it->msg_id == p->msg_id) {
-				s = it;
+			if (it->msg_id == rop->msg_id) {
+				msg = it;
 				break;
 			}
 		}
-		if (!s) {
-			spin_unlock(&ep->mlock);
+		if (!msg)
 			err = -ENOENT;
-			goto err_x;
-		}
 	} else {
 		list_for_each_entry(it, &ep->unexpected, qnode) {
-			if (kprog_envelope_match(it, p->context, p->peer,
-						 p->tag)) {
-				s = it;
+			if (kprog_env_match(&it->env, rop->context, rop->peer,
+					    rop->tag)) {
+				msg = it;
 				break;
 			}
 		}
 	}
-	if (s) {
-		list_del_init(&s->qnode);
-		if (s->eager) {
-			trace_kprog_match(s, op);
-			s->state = KPROG_OP_DONE;
-			ep->eager_bytes -= s->charge;
-		} else {
-			kprog_op_activate(op);
-			refcount_inc(&op->ref);
-			kprog_xfer_setup(x, s, op);
-		}
-	} else if (p->peer != KPROG_ANY_SOURCE &&
-		   test_bit(p->peer, job->left)) {
-		/* Nothing buffered from a rank that left: fail, don't hang. */
-		gone = true;
-	} else {
-		kprog_op_activate(op);
-		refcount_inc(&op->ref);
-		op->state = KPROG_OP_QUEUED;
-		list_add_tail(&op->qnode, &ep->posted);
+	if (msg) {
+		kprog_take_msg(ep, msg);
+		rop->state = KPROG_OP_MATCHED;
+		if (kprog_msg_is_rndv(msg) && !msg->src_gone)
+			kprog_op_activate(rop);
+		*msgp = msg;
+	} else if (!err && rop->peer != KPROG_ANY_SOURCE &&
+		   kprog_job_rank_left(ep->job, rop->peer)) {
+		err = -ECONNRESET;
+	} else if (!err) {
+		kprog_op_activate(rop);
+		kprog_op_get(rop);
+		rop->state = KPROG_OP_POSTED;
+		list_add_tail(&rop->qnode, &ep->posted);
 	}
-	spin_unlock(&ep->mlock);
-
-	p->done = 0;
-	if (s && !s->eager) {
-		kprog_xfer_start(x, job->eager_limit);
-		return 0;
-	}
-	kfree(x);
-	if (!s && !gone)
-		return 0;
-
-	p->done = 1;
-	if (s) {
-		bytes = kprog_copy_out(op, s, &err);
-		kprog_cqe_fill(&p->cqe, op, s->src_rank, s->tag, bytes, err);
-		kprog_op_put(s);
-	} else {
-		kprog_cqe_fill(&p->cqe, op, p->peer, p->tag, 0, -ECONNRESET);
-	}
-	kprog_op_uncharge(op);
-	kprog_op_put(op);
-	return 0;
-
-err_x:
-	kfree(x);
-err_op:
-	kprog_op_uncharge(op);
-	kprog_op_put(op);
+	spin_unlock_bh(&ep->mlock);
+	if (msg)
+		trace_kprog_match(ep->job->key, &msg->env, msg->send_req,
+				  rop->req_id, rop->buf.len);
 	return err;
 }
 
@@ -433,7 +186,7 @@ int kprog_probe(struct kprog_ep *ep, struct kprog_probe *pr)
 {
 	struct kprog_job *job = ep->job;
 	bool dequeue = pr->flags & KPROG_PROBE_DEQUEUE;
-	struct kprog_op *s, *it;
+	struct kprog_msg *msg, *it;
 	u32 seq;
 	int err;
 
@@ -447,9 +200,9 @@ int kprog_probe(struct kprog_ep *ep, struct kprog_probe *pr)
 
 	pr->found = 0;
 	for (;;) {
-		s = NULL;
+		msg = NULL;
 		err = 0;
-		spin_lock(&ep->mlock);
+		spin_lock_bh(&ep->mlock);
 		if (dequeue) {
 			list_for_each_entry(it, &ep->mprobed, qnode) {
 				if (it->msg_id == pr->msg_id) {
@@ -460,36 +213,57 @@ int kprog_probe(struct kprog_ep *ep, struct kprog_probe *pr)
 		}
 		if (!err) {
 			list_for_each_entry(it, &ep->unexpected, qnode) {
-				if (kprog_envelope_match(it, pr->context,
-							 pr->source, pr->tag)) {
-					s = it;
+				if (kprog_env_match(&it->env, pr->context,
+						    pr->source, pr->tag)) {
+					msg = it;
 					break;
 				}
 			}
 		}
-		if (s) {
+		if (msg) {
 			pr->found = 1;
-			pr->out_source = s->src_rank;
-			pr->out_tag = s->tag;
-			pr->bytes = s->len;
+			pr->out_source = msg->env.src;
+			pr->out_tag = msg->env.tag;
+			pr->bytes = msg->env.len;
 			if (dequeue) {
-				s->msg_id = pr->msg_id;
-				s->state = KPROG_OP_MPROBED;
-				list_move_tail(&s->qnode, &ep->mprobed);
+				msg->msg_id = pr->msg_id;
+				msg->state = KPROG_MSG_MPROBED;
+				list_move_tail(&msg->qnode, &ep->mprobed);
 			}
 		}
 		seq = ep->unexp_seq;
-		spin_unlock(&ep->mlock);
+		spin_unlock_bh(&ep->mlock);
 
-		if (err || s || !(pr->flags & KPROG_PROBE_BLOCK))
+		if (err || msg || !(pr->flags & KPROG_PROBE_BLOCK))
 			return err;
 		if (pr->source != KPROG_ANY_SOURCE &&
-		    test_bit(pr->source, job->left))
+		    kprog_job_rank_left(job, pr->source))
 			return -ECONNRESET;
 		if (wait_event_interruptible(ep->wq,
 					     READ_ONCE(ep->unexp_seq) != seq))
 			return -EINTR;
 	}
+}
+
+/* Withdraw an unmatched local rendezvous send from its receiver's queue. */
+static struct kprog_msg *kprog_withdraw_send(struct kprog_op *sop)
+{
+	struct kprog_ep *m = sop->dst;
+	struct kprog_msg *msg = NULL, *it;
+
+	if (!m)
+		return NULL;
+	spin_lock_bh(&m->mlock);
+	list_for_each_entry(it, &m->unexpected, qnode) {
+		if (it->sop == sop) {
+			msg = it;
+			list_del_init(&msg->qnode);
+			msg->state = KPROG_MSG_DONE;
+			break;
+		}
+	}
+	spin_unlock_bh(&m->mlock);
+	return msg;
 }
 
 /**
@@ -499,13 +273,14 @@ int kprog_probe(struct kprog_ep *ep, struct kprog_probe *pr)
  *
  * An operation whose completion is still in the ring or held back by an
  * overflow, not yet consumed, counts as complete (EBUSY), not unknown.
+ * A rendezvous send to another node cannot be withdrawn (EBUSY).
  *
  * Return: 0, -EBUSY or -ENOENT.
  */
 int kprog_cancel(struct kprog_ep *ep, u64 req_id)
 {
 	struct kprog_op *op = NULL, *it;
-	struct kprog_ep *m;
+	struct kprog_msg *msg = NULL;
 	struct kprog_cqe c;
 	unsigned long flags;
 	bool ok = false, busy = false;
@@ -514,168 +289,154 @@ int kprog_cancel(struct kprog_ep *ep, u64 req_id)
 	list_for_each_entry(it, &ep->ops, onode) {
 		if (it->req_id == req_id) {
 			op = it;
-			refcount_inc(&op->ref);
+			kprog_op_get(op);
 			break;
 		}
 	}
 	if (!op)
-		busy = kprog_ring_holds(ep, req_id);
+		busy = kprog_cq_holds(ep, req_id);
 	spin_unlock_irqrestore(&ep->olock, flags);
 	if (!op)
 		return busy ? -EBUSY : -ENOENT;
 
-	m = op->mep;
-	spin_lock(&m->mlock);
-	if (op->state == KPROG_OP_QUEUED) {
-		list_del_init(&op->qnode);
-		op->state = KPROG_OP_DONE;
-		ok = true;
+	if (op->is_send) {
+		msg = kprog_withdraw_send(op);
+		ok = msg;
+	} else {
+		spin_lock_bh(&ep->mlock);
+		if (op->state == KPROG_OP_POSTED) {
+			list_del_init(&op->qnode);
+			op->state = KPROG_OP_DONE;
+			ok = true;
+		}
+		spin_unlock_bh(&ep->mlock);
 	}
-	spin_unlock(&m->mlock);
 
-	if (ok) {
-		kprog_cqe_fill(&c, op, op->peer, op->tag, 0, -ECANCELED);
+	if (msg) {
+		/* The transport completes the send, cancelled. */
+		kprog_msg_drop(msg, -ECANCELED);
+	} else if (ok) {
+		kprog_cqe_fill(&c, op->req_id, op->peer, op->tag, 0,
+			       -ECANCELED);
 		kprog_op_complete(op, &c);
-		kprog_op_put(op);	/* queue reference */
+		kprog_op_put(op);	/* the posted queue's */
 	}
 	kprog_op_put(op);
 	return ok ? 0 : -EBUSY;
 }
 
-/**
- * kprog_match_ep_quiesce() - wait until no transfer touches @ep's buffers
- * @ep: endpoint that kprog_match_ep_gone() marked dead
- *
- * Transfers notice ep->dead before their next chunk, so this waits for at
- * most one chunk per transfer. Afterwards user space may reuse every
- * buffer it had posted. Called without locks.
- */
-void kprog_match_ep_quiesce(struct kprog_ep *ep)
-{
-	/* Pairs with kprog_xfer_setup(); ep->dead was set before. */
-	smp_mb();
-	wait_event(ep->wq, !atomic_read(&ep->xfers));
-}
-
-/* Withdraw a taken-off-queue op whose queue owner @ep is leaving. */
-static void kprog_withdraw_queued(struct kprog_ep *ep, struct kprog_op *op)
+/* Fail a receive that was taken off a posted queue. */
+static void kprog_fail_recv(struct kprog_op *rop, s32 source, int err)
 {
 	struct kprog_cqe c;
 
-	if (op->is_send && !op->eager) {
-		/* The sender learns that its receiver went away. */
-		kprog_cqe_fill(&c, op, op->peer, op->tag, 0, -ECONNRESET);
-		kprog_op_complete(op, &c);
-	} else if (!op->is_send) {
-		kprog_cqe_fill(&c, op, op->peer, op->tag, 0, -ECANCELED);
-		kprog_op_complete(op, &c);
-	}
-	kprog_op_put(op);
+	kprog_cqe_fill(&c, rop->req_id, source, rop->tag, 0, err);
+	kprog_op_complete(rop, &c);
+	kprog_op_put(rop);
 }
 
 /**
- * kprog_match_ep_gone() - remove a departing endpoint from matching
- * @ep: endpoint whose file is released; its rank slot is already empty
+ * kprog_peer_gone() - fail everything that waits for a rank that is gone
+ * @job: the job
+ * @rank: the rank: a local endpoint that is leaving (its rank already
+ *	marked left), or a rank on a node a transport lost
+ * @err: the error receives get, normally -ECONNRESET
  *
- * Called under kprog_jobs_mutex. Drops everything queued at @ep, withdraws
- * @ep's sends still queued elsewhere and fails receives of other endpoints
- * that name @ep's rank. Transfers in flight see ep->dead and end with
- * -ECONNRESET; they hold their own references, so nothing waits here.
+ * On every local endpoint of @job: receives posted for @rank fail with
+ * @err, its unmatched rendezvous messages are withdrawn (its sender is
+ * told through &kprog_transport.fin), rendezvous messages of it taken by
+ * a dequeuing probe are marked so that their receive fails, and blocked
+ * probes are woken. Eager messages stay deliverable.
+ *
+ * Process context (takes endpoint references).
  */
-void kprog_match_ep_gone(struct kprog_ep *ep)
+void kprog_peer_gone(struct kprog_job *job, u32 rank, int err)
 {
-	struct kprog_job *job = ep->job;
-	struct kprog_op *op, *tmp;
+	struct kprog_msg *msg, *mtmp;
+	struct kprog_op *op, *otmp;
 	struct kprog_ep *y;
-	struct kprog_cqe c;
-	unsigned long flags;
-	LIST_HEAD(q);
-	bool qput;
-	u32 rank;
+	LIST_HEAD(rq);
+	LIST_HEAD(mq);
+	u32 r;
 
-	/* From now on completions for our ops are dropped. */
-	spin_lock_irqsave(&ep->olock, flags);
-	ep->closed = true;
-	list_splice_init(&ep->overflow, &q);
-	list_for_each_entry(op, &q, onode) {
-		op->olist = KPROG_OL_NONE;
-		kprog_op_release_slot(ep, op);
-	}
-	spin_unlock_irqrestore(&ep->olock, flags);
-	list_for_each_entry_safe(op, tmp, &q, onode) {
-		list_del_init(&op->onode);
-		kprog_op_put(op);
-	}
-
-	/* No more matching at this endpoint. */
-	spin_lock(&ep->mlock);
-	WRITE_ONCE(ep->dead, true);
-	list_splice_tail_init(&ep->posted, &q);
-	list_splice_tail_init(&ep->unexpected, &q);
-	list_splice_tail_init(&ep->mprobed, &q);
-	list_for_each_entry(op, &q, qnode)
-		op->state = KPROG_OP_DONE;
-	ep->eager_bytes = 0;
-	spin_unlock(&ep->mlock);
-	list_for_each_entry_safe(op, tmp, &q, qnode) {
-		list_del_init(&op->qnode);
-		kprog_withdraw_queued(ep, op);
-	}
-
-	/* Our own ops: sends still queued at other endpoints go away. */
-	for (;;) {
-		spin_lock_irqsave(&ep->olock, flags);
-		op = list_first_entry_or_null(&ep->ops, struct kprog_op, onode);
-		if (op) {
-			list_del_init(&op->onode);
-			op->olist = KPROG_OL_NONE;
-			kprog_op_release_slot(ep, op);
-		}
-		spin_unlock_irqrestore(&ep->olock, flags);
-		if (!op)
-			break;
-		qput = false;
-		if (op->mep != ep) {
-			spin_lock(&op->mep->mlock);
-			if (op->state == KPROG_OP_QUEUED) {
-				list_del_init(&op->qnode);
-				op->state = KPROG_OP_DONE;
-				qput = true;
-			}
-			spin_unlock(&op->mep->mlock);
-		}
-		if (qput)
-			kprog_op_put(op);
-		/* Matched ops complete (into nothing) through their transfer. */
-		kprog_op_put(op);
-		cond_resched();
-	}
-
-	/* Receives elsewhere that wait for us would wait forever. */
-	for (rank = 0; rank < job->size; rank++) {
-		if (rank == ep->rank)
+	for (r = 0; r < job->size; r++) {
+		if (r == rank || !kprog_job_is_local(job, r))
 			continue;
-		y = kprog_job_get_ep(job, rank);
+		y = kprog_job_get_ep(job, r);
 		if (!y)
 			continue;
-		spin_lock(&y->mlock);
-		list_for_each_entry_safe(op, tmp, &y->posted, qnode) {
-			if (op->peer == ep->rank) {
-				list_move_tail(&op->qnode, &q);
+		spin_lock_bh(&y->mlock);
+		list_for_each_entry_safe(op, otmp, &y->posted, qnode) {
+			if (op->peer == rank) {
+				list_move_tail(&op->qnode, &rq);
 				op->state = KPROG_OP_DONE;
 			}
 		}
+		list_for_each_entry_safe(msg, mtmp, &y->unexpected, qnode) {
+			if (msg->env.src == rank && kprog_msg_is_rndv(msg)) {
+				list_move_tail(&msg->qnode, &mq);
+				msg->state = KPROG_MSG_DONE;
+			}
+		}
+		list_for_each_entry(msg, &y->mprobed, qnode)
+			if (msg->env.src == rank && kprog_msg_is_rndv(msg))
+				msg->src_gone = true;
 		y->unexp_seq++;
-		spin_unlock(&y->mlock);
+		spin_unlock_bh(&y->mlock);
 		wake_up(&y->wq);
-		list_for_each_entry_safe(op, tmp, &q, qnode) {
+
+		list_for_each_entry_safe(op, otmp, &rq, qnode) {
 			list_del_init(&op->qnode);
-			kprog_cqe_fill(&c, op, ep->rank, op->tag, 0,
-				       -ECONNRESET);
-			kprog_op_complete(op, &c);
-			kprog_op_put(op);
+			kprog_fail_recv(op, rank, err);
+		}
+		list_for_each_entry_safe(msg, mtmp, &mq, qnode) {
+			list_del_init(&msg->qnode);
+			kprog_msg_drop(msg, err);
 		}
 		kprog_ep_put(y);
 		cond_resched();
 	}
+}
+
+/**
+ * kprog_depart() - take a departing endpoint out of matching
+ * @ep: endpoint whose file is released, after kprog_job_leave_begin()
+ *
+ * Completions of its operations are dropped from now on; its posted
+ * receives are withdrawn; messages queued at it are dropped (the
+ * senders of rendezvous messages get -ECONNRESET); everything elsewhere
+ * that waits for its rank fails (kprog_peer_gone()). Transfers in flight
+ * notice the departure and end; kprog_ep_quiesce() waits for them.
+ */
+void kprog_depart(struct kprog_ep *ep)
+{
+	struct kprog_msg *msg, *mtmp;
+	struct kprog_op *op, *otmp;
+	LIST_HEAD(rq);
+	LIST_HEAD(mq);
+
+	kprog_cq_close(ep);
+
+	spin_lock_bh(&ep->mlock);
+	WRITE_ONCE(ep->dead, true);
+	list_splice_init(&ep->posted, &rq);
+	list_splice_init(&ep->unexpected, &mq);
+	list_splice_tail_init(&ep->mprobed, &mq);
+	list_for_each_entry(op, &rq, qnode)
+		op->state = KPROG_OP_DONE;
+	list_for_each_entry(msg, &mq, qnode)
+		msg->state = KPROG_MSG_DONE;
+	ep->eager_bytes = 0;
+	spin_unlock_bh(&ep->mlock);
+
+	list_for_each_entry_safe(op, otmp, &rq, qnode) {
+		list_del_init(&op->qnode);
+		kprog_fail_recv(op, op->peer, -ECANCELED);
+	}
+	list_for_each_entry_safe(msg, mtmp, &mq, qnode) {
+		list_del_init(&msg->qnode);
+		kprog_msg_drop(msg, -ECONNRESET);
+	}
+
+	kprog_peer_gone(ep->job, ep->rank, -ECONNRESET);
 }

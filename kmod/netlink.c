@@ -15,7 +15,7 @@
 #include <linux/slab.h>
 #include <asm/unaligned.h>
 #include <net/genetlink.h>
-#include "kprog.h"
+#include "netlink.h"
 #include "irqsrc.h"
 #include "stats.h"
 

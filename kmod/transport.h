@@ -1,110 +1,113 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Interface between the kprog matching core and the transports that move
- * the bytes of a matched message.
+ * The contract between the kprog matching core and its transports.
+ *
+ * A transport works at the level of envelopes: on the sending side it
+ * carries a message (envelope plus eager payload or rendezvous descriptor)
+ * to the receiving endpoint, where it enters the core through the one
+ * arrival path, kprog_arrive(). Once a rendezvous message is matched, the
+ * core asks the transport that brought it to pull the data into the local
+ * receive buffer (&kprog_transport.pull) and, when that is done, to tell
+ * the sender (&kprog_transport.fin). Shared memory is a loopback transport
+ * (RDS's loop.c hands a message "straight to the receiving path"); a
+ * network transport calls the same entry points from its completion
+ * handlers.
+ *
+ * Contexts: every core entry point below may be called in process context
+ * or softirq context (not hard interrupt context), with no kprog lock
+ * held. Transport callbacks are called in process context without locks
+ * unless said otherwise.
  */
 #ifndef _KPROG_TRANSPORT_H
 #define _KPROG_TRANSPORT_H
 
 #include <linux/types.h>
 #include <linux/workqueue.h>
-#include <linux/kprog.h>
+#include "msg.h"
 
-struct mm_struct;
+struct kprog_ep;
 struct kprog_op;
+struct kprog_job;
+struct kprog_peer_ref;
+
+/* Feature flags of a transport (as Open MPI's smsc component flags). */
+#define KPROG_XF_REQUIRE_REGISTRATION	BIT(0)	/* get_handle first */
+#define KPROG_XF_CAN_MAP		BIT(1)	/* reaches sender pages */
+#define KPROG_XF_SOFTIRQ		BIT(2)	/* calls back in softirq */
 
 /**
- * struct kprog_xdesc - one side of a transfer
- * @mm: address space that @iov refers to. The core holds an mmgrab()
- *	reference for the life of the transfer; a transport that touches the
- *	pages must take mmget_not_zero() itself and treat failure as the peer
- *	having exited (-ECONNRESET). NULL when @kbuf is used.
- * @kbuf: kernel buffer holding the whole message (eager data), or NULL.
- *	Only ever set on the source side.
- * @iov: user-space segments in @mm, none of them empty, when @kbuf is NULL
- * @nr_iov: number of entries in @iov
- */
-struct kprog_xdesc {
-	struct mm_struct *mm;
-	void *kbuf;
-	const struct kprog_iov *iov;
-	u32 nr_iov;
-};
-
-/**
- * struct kprog_xfer - a matched send and receive handed to a transport
- * @src: where the data comes from
- * @dst: where the data goes (always user memory)
- * @len: bytes to move, never 0; at most the size of either side
- * @xport: the transport that owns the transfer until kprog_xfer_done()
+ * struct kprog_xfer - a matched message whose data moves into a receive
+ * @msg: the message; the transfer owns it until kprog_xfer_done()
+ * @rop: the receive operation; referenced by the transfer
+ * @len: bytes to move, min(message length, receive buffer); may be 0
  * @work: free for the transport's use, e.g. to defer to a workqueue
  * @priv: free for the transport's use
- * @sop: core private: the send operation
- * @rop: core private: the receive operation
- *
- * The core allocates the transfer, fills every field and keeps both
- * operations (and with them @src/@dst) alive until kprog_xfer_done().
  */
 struct kprog_xfer {
-	struct kprog_xdesc src;
-	struct kprog_xdesc dst;
+	struct kprog_msg *msg;
+	struct kprog_op *rop;
 	u64 len;
-	const struct kprog_transport *xport;
 	struct work_struct work;
 	void *priv;
-	struct kprog_op *sop;
-	struct kprog_op *rop;
 };
 
 /**
- * struct kprog_transport - a way of moving bytes between two endpoints
+ * struct kprog_transport - a way of reaching peers and moving their data
  * @name: short name for messages
+ * @features: KPROG_XF_*
  * @init: called once at module load; may sleep. Optional.
- * @exit: called once at module unload after every endpoint is gone; must
- *	wait for all of the transport's transfers to be done (i.e. for their
- *	kprog_xfer_done() calls to have returned). Optional.
- * @run: optional. Move @xfer now, in the calling task's context (process
- *	context, no locks held, may sleep) and call kprog_xfer_done() before
- *	returning. The core uses it for transfers up to the job's eager limit,
- *	where handing off to a worker would cost more than the copy.
- * @submit: start moving @xfer. Called in process context without locks
- *	held; may sleep. Returns 0 if the transport took the transfer, in which
- *	case it must call kprog_xfer_done() exactly once, or a negative errno,
- *	in which case it must not (the core completes the transfer with that
- *	error).
- *
- * Between chunks a transport should call kprog_xfer_aborted() and stop with
- * -ECONNRESET when it returns true, so that a closed endpoint does not keep
- * a long copy going.
+ * @exit: called once at unload after every endpoint is gone; must wait
+ *	until all its transfers are done (their kprog_xfer_done() returned)
+ *	and every message it delivered is released. Optional.
+ * @send_env: carry @msg to rank @msg->env.dst of @job, reached as @peer.
+ *	On success the message belongs to the receiving side (or the wire);
+ *	on error the caller still owns it. -ENOBUFS: an eager message with
+ *	@may_bounce was refused for lack of eager quota, the caller sends
+ *	it by rendezvous. Process context.
+ * @get_handle: make the buffer of rendezvous send @sop readable by the
+ *	receiver and describe it in @msg->rd (register and pin it). Optional
+ *	(a transport that can map the sender's pages needs none).
+ * @put_handle: undo @get_handle once the send is over. Optional.
+ * @pull: move @x->len bytes of the rendezvous message @x->msg into the
+ *	receive @x->rop, then call kprog_xfer_done() exactly once (from any
+ *	context). @inline_ok: the caller is the receiver's or sender's
+ *	process and the transfer is small, so doing it before returning is
+ *	cheaper than a deferral. Returns 0 if the transport took the
+ *	transfer, or a negative errno, in which case it must not call
+ *	kprog_xfer_done() (the core completes the transfer with that error).
+ * @fin: the rendezvous of @msg is over on the receiving side (@bytes
+ *	moved, @err 0 or a negative errno; -ECONNRESET when the receiver
+ *	left): tell the sender, release what @msg holds of the transport.
+ *	Any context (called from kprog_xfer_done() and from departures).
  */
 struct kprog_transport {
 	const char *name;
+	u32 features;
 	int (*init)(void);
 	void (*exit)(void);
-	void (*run)(struct kprog_xfer *xfer);
-	int (*submit)(struct kprog_xfer *xfer);
+	int (*send_env)(struct kprog_job *job, const struct kprog_peer_ref *peer,
+			struct kprog_msg *msg);
+	int (*get_handle)(struct kprog_op *sop, struct kprog_msg *msg);
+	void (*put_handle)(struct kprog_op *sop);
+	int (*pull)(struct kprog_xfer *x, bool inline_ok);
+	void (*fin)(struct kprog_msg *msg, u64 bytes, int err);
 };
 
-/**
- * kprog_xfer_done() - report the end of a transfer to the core
- * @xfer: the transfer handed to &kprog_transport.submit
- * @bytes: bytes actually written to the destination
- * @err: 0 or a negative errno (-EFAULT for an unmapped buffer,
- *	-ECONNRESET when a side went away, -ENOMEM, ...)
- *
- * Completes both operations and frees @xfer. Safe in any context,
- * including hard and soft interrupt context and with locks held: it only
- * takes irq-safe spinlocks and defers anything that may sleep.
- */
-void kprog_xfer_done(struct kprog_xfer *xfer, u64 bytes, int err);
+/* ---- core entry points for transports (match.c, rndv.c) ---- */
 
-/**
- * kprog_xfer_aborted() - should a transfer in progress stop?
- * @xfer: a transfer handed to &kprog_transport.submit
- *
- * Return: true once either endpoint has been closed. Safe in any context.
- */
-bool kprog_xfer_aborted(const struct kprog_xfer *xfer);
+int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg);
+void kprog_xfer_done(struct kprog_xfer *x, u64 bytes, int err);
+bool kprog_xfer_aborted(const struct kprog_xfer *x);
+void kprog_send_done(struct kprog_op *sop, const struct kprog_env *env,
+		     u64 bytes, int err);
+void kprog_peer_gone(struct kprog_job *job, u32 rank, int err);
+
+/* ---- the registry (xport.c) ---- */
+
+const struct kprog_transport *kprog_xport_for(const struct kprog_peer_ref *peer);
+u32 kprog_xport_mask(void);
+int kprog_xport_init(void);
+void kprog_xport_exit(void);
 
 extern const struct kprog_transport kprog_xport_shm;
 

@@ -15,7 +15,7 @@
  *   consume completions from the ring; KPROG_IOC_WAIT or poll() to sleep
  *   close()                      cancels everything still posted
  *
- * Every ioctl other than VERSION, JOIN and IRQ_WAIT fails with EBADFD
+ * Every ioctl other than VERSION, GET_INFO, JOIN and IRQ_WAIT fails with EBADFD
  * until JOIN succeeded. Bad arguments fail with EINVAL (or the errno
  * named below) and change nothing.
  */
@@ -60,6 +60,36 @@ struct kprog_join {
 	__u64 ring_bytes;	/* out: length to mmap at offset 0 */
 	__u32 max_iov;		/* out: most kprog_iov entries per post */
 	__u32 max_ops;		/* out: most operations posted at once */
+	/*
+	 * Jobs that span nodes (all zero: every rank is on this node). The
+	 * first endpoint of a job on this node fixes the map; later ones must
+	 * hand in the same one (EINVAL). @rank_nodes points to @size __u32,
+	 * the node index of each rank; @nodes to @nr_nodes struct
+	 * kprog_node_addr; @self_node is this node's index. Ranks on other
+	 * nodes are reached through a transport that serves their address
+	 * (EHOSTUNREACH at JOIN if none does, see KPROG_IOC_GET_INFO).
+	 * The shorter struct without these fields (KPROG_JOIN_V1_SIZE bytes)
+	 * is still accepted.
+	 */
+	__u64 rank_nodes;	/* in: user pointer, or 0 */
+	__u64 nodes;		/* in: user pointer, or 0 */
+	__u32 nr_nodes;		/* in: at most KPROG_MAX_NODES */
+	__u32 self_node;	/* in: < nr_nodes */
+};
+
+#define KPROG_JOIN_V1_SIZE	48
+#define KPROG_MAX_NODES		65536
+
+/*
+ * Address of a node of a job: where its kprog module listens, as the
+ * shim learned it (AF_INET or AF_INET6, address in network byte order,
+ * port 0 = the listening node's default port).
+ */
+struct kprog_node_addr {
+	__u16 family;
+	__u16 port;		/* network byte order */
+	__u32 __pad;
+	__u8 addr[16];		/* IPv4 in the first 4 bytes */
 };
 
 /* One segment of a non-contiguous buffer. */
@@ -223,6 +253,39 @@ struct kprog_irq_wait {
 	__u64 seq;		/* out: fires on @cpu since the source started */
 };
 
+/*
+ * KPROG_IOC_GET_INFO: what this module offers, before or after JOIN
+ * (like KNEM's knem_cmd_info). @abi_version is KPROG_ABI_VERSION, which
+ * changes only for incompatible changes; additions show as feature bits.
+ * @transports has a KPROG_XPORT_* bit per transport that can carry
+ * traffic now (KPROG_XPORT_IB only with an RDMA device present).
+ * The limits are the module parameters in force.
+ */
+#define KPROG_FEAT_MULTINODE	(1U << 0)	/* JOIN takes a node map */
+#define KPROG_FEAT_LARGE_MSG	(1U << 1)	/* messages above 4 GiB */
+#define KPROG_FEAT_FASTPATH	(1U << 2)	/* shared-memory channels */
+
+#define KPROG_XPORT_SHM		(1U << 0)
+#define KPROG_XPORT_IB		(1U << 1)
+
+struct kprog_info {
+	__u32 abi_version;
+	__u32 features;		/* KPROG_FEAT_* */
+	__u32 transports;	/* KPROG_XPORT_* */
+	__u32 eager_limit;	/* default eager limit of a job */
+	__u32 eager_quota;
+	__u32 max_ops;
+	__u32 max_iov;
+	__u32 max_iov_total;
+	__u32 ring_entries;
+	__u32 max_job_size;
+	__u64 max_msg;		/* largest message in bytes */
+	__u32 fast_limit;	/* largest fast-path message, 0 = none */
+	__u32 chan_bytes;	/* bytes of one channel direction */
+	__u32 max_chans;	/* channels one endpoint may open */
+	__u32 __reserved[9];
+};
+
 #define KPROG_IOC_MAGIC		0xB7
 #define KPROG_IOC_VERSION	_IOR(KPROG_IOC_MAGIC, 0, __u32)
 #define KPROG_IOC_JOIN		_IOWR(KPROG_IOC_MAGIC, 1, struct kprog_join)
@@ -232,6 +295,7 @@ struct kprog_irq_wait {
 #define KPROG_IOC_CANCEL	_IOW(KPROG_IOC_MAGIC, 5, struct kprog_cancel)
 #define KPROG_IOC_WAIT		_IOW(KPROG_IOC_MAGIC, 6, struct kprog_wait)
 #define KPROG_IOC_IRQ_WAIT	_IOWR(KPROG_IOC_MAGIC, 7, struct kprog_irq_wait)
+#define KPROG_IOC_GET_INFO	_IOR(KPROG_IOC_MAGIC, 8, struct kprog_info)
 
 /*
  * Generic netlink family KPROG_GENL_NAME: per-CPU progression accounting

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kprog endpoints: one per open file of /dev/kprog, a rank of a job once
+ * joined. An endpoint is both a receiver (its matching queues) and the
+ * owner of the operations it posted (their completions go to its ring).
+ */
+#ifndef _KPROG_EP_H
+#define _KPROG_EP_H
+
+#include <linux/types.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/sched.h>
+#include <linux/wait.h>
+#include <linux/atomic.h>
+#include "ring.h"
+
+struct kprog_job;
+
+/**
+ * struct kprog_ep - an endpoint
+ * @ref: the file, operations, messages and lookups hold references
+ * @job: set once by JOIN (release), read with kprog_ep_job()
+ * @rank: rank in @job
+ * @mlock: protects the matching state below; taken with spin_lock_bh()
+ *	because arrivals may come from a transport's softirq
+ * @dead: left the job: nothing matches here any more
+ * @posted: posted receives (struct kprog_op), in post order
+ * @unexpected: arrived messages (struct kprog_msg), in arrival order
+ * @mprobed: messages taken by a dequeuing probe, waiting for their receive
+ * @eager_bytes: eager quota in use by buffered messages
+ * @unexp_seq: bumped on every arrival into @unexpected and departure of a
+ *	peer, for blocked probes
+ * @olock: protects the owner state below and the ring's producer side;
+ *	irq-safe, completions come from any context
+ * @closed: the file is being released: completions are dropped
+ * @ops: operations whose completion is pending
+ * @overflow: completed operations whose completion waits for ring room
+ * @nr_ops: charged operations, at most kprog_max_ops
+ * @iov_total: their iovec entries, at most kprog_max_iov_total
+ * @xfers: transfers that may touch this endpoint's memory
+ * @ring: the completion ring
+ * @wq: ring waiters, blocked probes, quiesce
+ */
+struct kprog_ep {
+	struct kref ref;
+	struct kprog_job *job;
+	u32 rank;
+
+	spinlock_t mlock;	/* matching state; bh-safe */
+	bool dead;
+	struct list_head posted;
+	struct list_head unexpected;
+	struct list_head mprobed;
+	u64 eager_bytes;
+	u32 unexp_seq;
+
+	spinlock_t olock;	/* owner state and ring; irq-safe */
+	bool closed;
+	struct list_head ops;
+	struct list_head overflow;
+	u32 nr_ops;
+	u32 iov_total;
+	atomic_t xfers;
+
+	struct kprog_ring ring;
+	wait_queue_head_t wq;
+};
+
+struct kprog_ep *kprog_ep_alloc(void);
+void kprog_ep_put(struct kprog_ep *ep);
+void kprog_ep_quiesce(struct kprog_ep *ep);
+void kprog_ep_exit(void);
+
+/**
+ * kprog_ep_get() - take a reference on an endpoint
+ * @ep: endpoint already referenced by the caller or protected by a lock
+ */
+static inline void kprog_ep_get(struct kprog_ep *ep)
+{
+	kref_get(&ep->ref);
+}
+
+/**
+ * kprog_ep_job() - the endpoint's job, or NULL before JOIN
+ * @ep: endpoint
+ *
+ * Return: the job, fully set up.
+ */
+static inline struct kprog_job *kprog_ep_job(struct kprog_ep *ep)
+{
+	/* Pairs with the release in kprog_job_join(). */
+	return smp_load_acquire(&ep->job);
+}
+
+/**
+ * kprog_ep_xfer_get() - a transfer is about to touch @ep's memory
+ * @ep: endpoint
+ *
+ * Pairs with the barrier in kprog_ep_quiesce(): either the departing
+ * endpoint waits for the transfer, or the transfer sees @ep->dead before
+ * it touches any page.
+ */
+static inline void kprog_ep_xfer_get(struct kprog_ep *ep)
+{
+	atomic_inc(&ep->xfers);
+	/* The count before any later read of ep->dead. */
+	smp_mb__after_atomic();
+}
+
+/**
+ * kprog_ep_xfer_put() - a transfer no longer touches @ep's memory
+ * @ep: endpoint
+ *
+ * Any context.
+ */
+static inline void kprog_ep_xfer_put(struct kprog_ep *ep)
+{
+	if (atomic_dec_and_test(&ep->xfers))
+		wake_up(&ep->wq);
+}
+
+/**
+ * kprog_ep_gone() - has @ep left its job?
+ * @ep: endpoint
+ *
+ * Lockless, for transfers checking between chunks.
+ *
+ * Return: true once departure began.
+ */
+static inline bool kprog_ep_gone(const struct kprog_ep *ep)
+{
+	return READ_ONCE(ep->dead);
+}
+
+#endif /* _KPROG_EP_H */

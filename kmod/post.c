@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprog posts: KPROG_IOC_SEND and KPROG_IOC_RECV, from a checked request
+ * to a message handed to a transport or a receive handed to the matching
+ * core.
+ *
+ * A send goes eager (its data in the message, done at once) when it is
+ * not synchronous, fits the job's eager limit and the receiver's eager
+ * quota; otherwise by rendezvous (the send stays posted until the
+ * receiving side pulled its data).
+ */
+#include <linux/slab.h>
+#include "kprog.h"
+#include "job.h"
+#include "op.h"
+#include "match.h"
+#include "transport.h"
+#include "kprog_trace.h"
+
+/* The sender's part of an eager send, done at post time. */
+static int kprog_send_eager(struct kprog_ep *ep, struct kprog_post *p,
+			    const struct kprog_transport *xport,
+			    const struct kprog_peer_ref *peer,
+			    struct kprog_iov_import *im)
+{
+	struct kprog_msg *msg;
+	int err;
+
+	/* Held only while posting, as the ABI's budgets promise. */
+	err = kprog_op_charge(ep, im->charge);
+	if (err)
+		return err;
+	msg = kprog_eager_build(ep, p, im, &err);
+	kprog_op_uncharge_raw(ep, im->charge);
+	if (!msg)
+		return err;
+	err = xport->send_env(ep->job, peer, msg);
+	if (err) {
+		kprog_msg_free(msg);
+		return err;
+	}
+	p->done = 1;
+	kprog_cqe_fill(&p->cqe, p->req_id, p->peer, p->tag, im->len, 0);
+	return 0;
+}
+
+static int kprog_send_rndv(struct kprog_ep *ep, struct kprog_post *p,
+			   const struct kprog_transport *xport,
+			   const struct kprog_peer_ref *peer,
+			   struct kprog_iov_import *im)
+{
+	struct kprog_op *sop;
+	struct kprog_msg *msg;
+	int err;
+
+	sop = kprog_op_create(ep, p, true, im);
+	if (IS_ERR(sop))
+		return PTR_ERR(sop);
+	if (peer->kind == KPROG_PEER_LOCAL) {
+		kprog_ep_get(peer->ep);
+		sop->dst = peer->ep;
+	}
+	msg = kprog_rndv_build(sop, xport,
+			       p->flags & KPROG_SEND_SYNC ? KPROG_ENV_SYNC : 0,
+			       &err);
+	if (!msg)
+		goto err_op;
+	sop->state = KPROG_OP_POSTED;
+	/* Its completion may come before send_env returns. */
+	kprog_op_activate(sop);
+	err = xport->send_env(ep->job, peer, msg);
+	if (err) {
+		if (xport->put_handle)
+			xport->put_handle(sop);
+		kprog_msg_free(msg);
+		if (kprog_op_deactivate(sop))
+			kprog_op_put(sop);
+		return err;
+	}
+	p->done = 0;
+	return 0;
+
+err_op:
+	kprog_op_uncharge(sop);
+	kprog_op_put(sop);
+	return err;
+}
+
+/**
+ * kprog_send() - KPROG_IOC_SEND
+ * @ep: joined endpoint
+ * @p: the request, copied in; @done and @cqe are filled
+ *
+ * Return: 0 or a negative errno.
+ */
+int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
+{
+	struct kprog_job *job = ep->job;
+	const struct kprog_transport *xport;
+	struct kprog_iov_import im;
+	struct kprog_peer_ref peer;
+	int err;
+
+	if (p->flags & ~(KPROG_POST_IOV | KPROG_SEND_SYNC))
+		return -EINVAL;
+	if (p->peer < 0 || p->peer >= job->size || p->tag < 0)
+		return -EINVAL;
+	if (!current->mm)
+		return -EINVAL;
+	p->done = 0;
+	err = kprog_iov_import(&im, p);
+	if (err)
+		return err;
+	trace_kprog_post(job->key, ep->rank, true, p->req_id, p->context,
+			 p->peer, p->tag, im.len, p->flags);
+	kprog_job_peer(job, p->peer, &peer);
+	xport = kprog_xport_for(&peer);
+	if (!xport) {
+		err = peer.kind == KPROG_PEER_REMOTE ? -EHOSTUNREACH :
+						       -ECONNRESET;
+		goto out;
+	}
+	err = -ENOBUFS;
+	if (!(p->flags & KPROG_SEND_SYNC) && im.len <= job->eager_limit &&
+	    im.len + KPROG_EAGER_OVERHEAD <= kprog_eager_quota)
+		err = kprog_send_eager(ep, p, xport, &peer, &im);
+	/* -ENOBUFS from the eager path: the receiver's quota is used up. */
+	if (err == -ENOBUFS && !p->done)
+		err = kprog_send_rndv(ep, p, xport, &peer, &im);
+out:
+	if (peer.ep)
+		kprog_ep_put(peer.ep);
+	kprog_iov_release(&im);
+	return err;
+}
+
+/**
+ * kprog_recv() - KPROG_IOC_RECV
+ * @ep: joined endpoint
+ * @p: the request, copied in; @done and @cqe are filled
+ *
+ * Return: 0 or a negative errno.
+ */
+int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
+{
+	struct kprog_job *job = ep->job;
+	struct kprog_msg *msg;
+	struct kprog_op *rop;
+	bool by_msg = p->flags & KPROG_RECV_MESSAGE;
+	u64 bytes;
+	int err;
+
+	if (p->flags & ~(KPROG_POST_IOV | KPROG_RECV_MESSAGE))
+		return -EINVAL;
+	if (!by_msg) {
+		if (p->peer != KPROG_ANY_SOURCE &&
+		    (p->peer < 0 || p->peer >= job->size))
+			return -EINVAL;
+		if (p->tag != KPROG_ANY_TAG && p->tag < 0)
+			return -EINVAL;
+	}
+
+	rop = kprog_op_create(ep, p, false, NULL);
+	if (IS_ERR(rop))
+		return PTR_ERR(rop);
+	rop->by_msg = by_msg;
+	rop->msg_id = p->msg_id;
+	trace_kprog_post(job->key, ep->rank, false, p->req_id, p->context,
+			 p->peer, p->tag, rop->buf.len, p->flags);
+	err = kprog_match_recv(ep, rop, &msg);
+	p->done = 0;
+	if (err == -ECONNRESET) {
+		/* Nothing buffered from a rank that left: fail, don't hang. */
+		p->done = 1;
+		kprog_cqe_fill(&p->cqe, p->req_id, p->peer, p->tag, 0, err);
+		err = 0;
+		goto out_uncharge;
+	}
+	if (err)
+		goto out_uncharge;
+	if (!msg)
+		return 0;	/* posted */
+	if (msg->src_gone) {
+		p->done = 1;
+		kprog_cqe_fill(&p->cqe, p->req_id, msg->env.src, msg->env.tag,
+			       0, -ECONNRESET);
+		kprog_msg_drop(msg, -ECONNRESET);
+		goto out_uncharge;
+	}
+	if (kprog_msg_is_rndv(msg)) {
+		/* On the owner's list already; the transfer takes a reference. */
+		kprog_op_get(rop);
+		kprog_rndv_start(msg, rop, msg->env.len <= job->eager_limit);
+		return 0;
+	}
+	bytes = kprog_eager_copy_out(msg, rop, &err);
+	p->done = 1;
+	kprog_cqe_fill(&p->cqe, p->req_id, msg->env.src, msg->env.tag, bytes,
+		       err);
+	kprog_msg_free(msg);
+	err = 0;
+out_uncharge:
+	kprog_op_uncharge(rop);
+	kprog_op_put(rop);
+	return err;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kprog completion ring: the memory an endpoint shares with its process.
+ *
+ * User space owns hdr->head and may write anything anywhere in the
+ * mapping; the kernel reads only head (a garbage head reads as "full")
+ * and keeps its own copy of tail.
+ */
+#ifndef _KPROG_RING_H
+#define _KPROG_RING_H
+
+#include <linux/types.h>
+#include <linux/kprog.h>
+
+struct vm_area_struct;
+
+/**
+ * struct kprog_ring - an endpoint's completion ring
+ * @mem: vmalloc_user() memory, mapped at offset 0 of the file
+ * @hdr: the shared header at the start of @mem
+ * @cqes: the slots
+ * @bytes: size of @mem (page aligned)
+ * @entries: number of slots, a power of two
+ * @tail: the kernel's tail, the only one it trusts
+ */
+struct kprog_ring {
+	void *mem;
+	struct kprog_ring_hdr *hdr;
+	struct kprog_cqe *cqes;
+	u64 bytes;
+	u32 entries;
+	u32 tail;
+};
+
+int kprog_ring_alloc(struct kprog_ring *ring, u32 entries);
+void kprog_ring_free(struct kprog_ring *ring);
+bool kprog_ring_room(const struct kprog_ring *ring);
+void kprog_ring_write(struct kprog_ring *ring, const struct kprog_cqe *cqe);
+bool kprog_ring_find(const struct kprog_ring *ring, u64 req_id);
+bool kprog_ring_nonempty(const struct kprog_ring *ring);
+void kprog_ring_set_overflow(struct kprog_ring *ring, bool on);
+int kprog_ring_mmap(struct kprog_ring *ring, struct vm_area_struct *vma);
+
+#endif /* _KPROG_RING_H */

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprog transport registry: which transports the module has, their
+ * set-up and tear-down, and which one reaches a given peer.
+ */
+#include <linux/kernel.h>
+#include <linux/kprog.h>
+#include "job.h"
+#include "transport.h"
+
+/* Shared memory first; a network transport serves the other nodes. */
+static const struct kprog_transport *const kprog_transports[] = {
+	&kprog_xport_shm,
+};
+
+static const struct kprog_transport *kprog_net_xport;
+
+/**
+ * kprog_xport_for() - the transport that reaches a peer
+ * @peer: a snapshot from kprog_job_peer()
+ *
+ * Return: the transport, or NULL when the peer is not reachable (a local
+ * rank that is not joined, or another node with no network transport).
+ */
+const struct kprog_transport *kprog_xport_for(const struct kprog_peer_ref *peer)
+{
+	switch (peer->kind) {
+	case KPROG_PEER_LOCAL:
+		return &kprog_xport_shm;
+	case KPROG_PEER_REMOTE:
+		return kprog_net_xport;
+	default:
+		return NULL;
+	}
+}
+
+/**
+ * kprog_xport_mask() - the transports that can carry traffic now
+ *
+ * Return: KPROG_XPORT_* bits for KPROG_IOC_GET_INFO.
+ */
+u32 kprog_xport_mask(void)
+{
+	return KPROG_XPORT_SHM | (kprog_net_xport ? KPROG_XPORT_IB : 0);
+}
+
+/**
+ * kprog_xport_init() - set every transport up; may sleep
+ *
+ * Return: 0, or the first transport's error (the others are undone).
+ */
+int kprog_xport_init(void)
+{
+	int i, err;
+
+	for (i = 0; i < ARRAY_SIZE(kprog_transports); i++) {
+		if (!kprog_transports[i]->init)
+			continue;
+		err = kprog_transports[i]->init();
+		if (err)
+			goto err_undo;
+	}
+	return 0;
+
+err_undo:
+	while (i--)
+		if (kprog_transports[i]->exit)
+			kprog_transports[i]->exit();
+	return err;
+}
+
+/**
+ * kprog_xport_exit() - tear every transport down, after the last endpoint
+ */
+void kprog_xport_exit(void)
+{
+	int i = ARRAY_SIZE(kprog_transports);
+
+	while (i--)
+		if (kprog_transports[i]->exit)
+			kprog_transports[i]->exit();
+}
