@@ -13,7 +13,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 USER_DIRS := libshim bench tests/selftests tests/mpi
 
-.PHONY: all module user $(USER_DIRS) setup check demo microbench checkpatch clean
+.PHONY: all module user $(USER_DIRS) setup check check-huge demo microbench checkpatch clean
 
 all: module user
 
@@ -36,6 +36,11 @@ check: setup
 demo: setup
 	$(MAKE) all
 	scripts/demo
+
+# messages above 2 GiB and 4 GiB under the shim (about 10 minutes)
+check-huge: setup
+	$(MAKE) all
+	scripts/vm-run --mem 14336 -- tests/mpi/run-huge
 
 # the seed-001 microbenchmarks (interrupt cost, progress threads) in the VM
 microbench: setup

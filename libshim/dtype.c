@@ -266,7 +266,12 @@ struct kp_layout *kp_layout_get(MPI_Datatype type)
 		abort();
 	l->type = type;
 	l->refs = 2;	/* table + caller */
-	PMPI_Type_size(type, &l->size);
+	{
+		MPI_Count sz = 0;
+
+		PMPI_Type_size_x(type, &sz);
+		l->size = sz;
+	}
 	{
 		MPI_Aint lb;
 
@@ -364,6 +369,48 @@ void kp_scatter(const struct kp_layout *l, void *buf, int count, const void *in,
 			i += n;
 			bytes -= n;
 		}
+	}
+}
+
+/* Elements per PMPI_Pack/Unpack call: their packed size fits an int. */
+static int pack_chunk(const struct kp_layout *l)
+{
+	int64_t n = l->size > 0 ? (INT32_MAX / 2) / l->size : 1;
+
+	return n < 1 ? 1 : (int)n;
+}
+
+void kp_pack(const struct kp_layout *l, const void *buf, int count, MPI_Datatype type,
+	     void *out)
+{
+	int step = pack_chunk(l), e, n, pos;
+	char *o = out;
+
+	for (e = 0; e < count; e += n) {
+		n = count - e < step ? count - e : step;
+		pos = 0;
+		PMPI_Pack((const char *)buf + (int64_t)e * l->extent, n, type, o,
+			  (int)(n * l->size), &pos, MPI_COMM_SELF);
+		o += (int64_t)n * l->size;
+	}
+}
+
+void kp_unpack(const struct kp_layout *l, const void *in, size_t bytes, void *buf,
+	       MPI_Datatype type)
+{
+	int step = pack_chunk(l), n, pos;
+	int64_t e, whole;
+	const char *i = in;
+
+	if (l->size <= 0)
+		return;
+	whole = (int64_t)(bytes / (size_t)l->size);
+	for (e = 0; e < whole; e += n) {
+		n = whole - e < step ? (int)(whole - e) : step;
+		pos = 0;
+		PMPI_Unpack(i, (int)(n * l->size), &pos, (char *)buf + e * l->extent, n, type,
+			    MPI_COMM_SELF);
+		i += (int64_t)n * l->size;
 	}
 }
 

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -124,13 +125,10 @@ pack:
 	p->addr = (uintptr_t)r->tmp;
 	p->len = bytes;
 	if (send) {
-		if (l->flat) {
+		if (l->flat)
 			kp_gather(l, r->buf, r->count, r->tmp, bytes);
-		} else {
-			int pos = 0;
-
-			PMPI_Pack(r->buf, r->count, r->type, r->tmp, (int)bytes, &pos, MPI_COMM_SELF);
-		}
+		else
+			kp_pack(l, r->buf, r->count, r->type, r->tmp);
 		kp_layout_put(l);
 	} else {
 		r->lay = l;	/* scattered or unpacked at completion */
@@ -437,9 +435,10 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 	struct kp_comm *c = kp_comm_lookup(comm);
 	struct kp_layout *l;
 	struct kp_req *rr, *rs;
+	MPI_Datatype bt = MPI_BYTE;
 	void *tmp;
 	size_t bytes, got;
-	int rc, rc2;
+	int rc, rc2, rcount;
 
 	if (!c)
 		return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag,
@@ -456,7 +455,18 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 		kp_layout_put(l);
 		return kp_err(comm, MPI_ERR_NO_MEM);
 	}
-	rc = irecv(tmp, (int)bytes, MPI_BYTE, source, recvtag, c, &rr);
+	rcount = (int)bytes;
+	if (bytes > INT_MAX) {
+		/* int counts: receive whole elements as blocks of bytes */
+		if (l->size > INT_MAX) {
+			rc = MPI_ERR_COUNT;
+			goto out;
+		}
+		PMPI_Type_contiguous((int)l->size, MPI_BYTE, &bt);
+		PMPI_Type_commit(&bt);
+		rcount = count;
+	}
+	rc = irecv(tmp, rcount, bt, source, recvtag, c, &rr);
 	if (rc != MPI_SUCCESS)
 		goto out;
 	rc = isend(buf, count, type, dest, sendtag, c, M_STD, &rs);
@@ -472,19 +482,17 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 	kp_wait_one(rr);
 	got = rr->status._ucount;
 	if (!rr->proc_null && !rr->status._cancelled && got) {
-		if (l->flat) {
+		if (l->flat)
 			kp_scatter(l, buf, count, tmp, got);
-		} else if (l->size > 0) {
-			int pos = 0;
-
-			PMPI_Unpack(tmp, (int)got, &pos, buf, (int)(got / l->size), type,
-				    MPI_COMM_SELF);
-		}
+		else
+			kp_unpack(l, tmp, got, buf, type);
 	}
 	rc2 = finish_blocking(rr, status);
 	if (rc == MPI_SUCCESS)
 		rc = rc2;
 out:
+	if (bt != MPI_BYTE)
+		MPI_Type_free(&bt);	/* ours: also drops its cached layout */
 	free(tmp);
 	kp_layout_put(l);
 	return kp_err(comm, rc);

@@ -192,10 +192,8 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 
 		if (r->lay && r->lay->flat) {
 			kp_scatter(r->lay, r->buf, r->count, r->tmp, n);
-		} else if (r->lay && r->lay->size > 0 && r->utype != MPI_DATATYPE_NULL) {
-			int pos = 0, whole = (int)(n / (size_t)r->lay->size);
-
-			PMPI_Unpack(r->tmp, (int)n, &pos, r->buf, whole, r->utype, MPI_COMM_SELF);
+		} else if (r->lay && r->utype != MPI_DATATYPE_NULL) {
+			kp_unpack(r->lay, r->tmp, n, r->buf, r->utype);
 		}
 	}
 	kp_req_drop(r);

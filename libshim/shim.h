@@ -64,7 +64,7 @@ struct kp_layout {
 	MPI_Datatype type;
 	int refs;
 	bool flat;		/* segs valid; false = use PMPI_Pack/Unpack */
-	int size;		/* bytes of one element (MPI_Type_size) */
+	int64_t size;		/* bytes of one element (MPI_Type_size_x) */
 	MPI_Aint extent;
 	int nseg;		/* segments of one element, merged */
 	struct kp_seg *segs;
@@ -80,6 +80,16 @@ size_t kp_layout_iov(const struct kp_layout *l, const void *buf, int count,
 /* Copy between a typed buffer and packed bytes (flat layouts only). */
 void kp_gather(const struct kp_layout *l, const void *buf, int count, void *out, size_t bytes);
 void kp_scatter(const struct kp_layout *l, void *buf, int count, const void *in, size_t bytes);
+/*
+ * PMPI_Pack/Unpack of count elements of a type the flattener does not
+ * take, in pieces whose packed size fits the int of the MPI 3.1 calls, so
+ * messages above 2 GiB work too. bytes: the packed size (count * size, or
+ * less for a truncated unpack: whole elements only).
+ */
+void kp_pack(const struct kp_layout *l, const void *buf, int count, MPI_Datatype type,
+	     void *out);
+void kp_unpack(const struct kp_layout *l, const void *in, size_t bytes, void *buf,
+	       MPI_Datatype type);
 /* Test hook: flatten without MPI (dtype tests build layouts by hand). */
 int kp_seg_merge(struct kp_seg *s, int n);
 

@@ -32,7 +32,7 @@ static void check_type(const char *name, MPI_Datatype t, int count, int want_fla
 		src[i] = (unsigned char)(i * 31 + 7);
 	PMPI_Type_size(t, &size);
 	bytes = (size_t)size * count;
-	EXPECT(l->size == size, "%s: size %d vs %d", name, l->size, size);
+	EXPECT(l->size == size, "%s: size %lld vs %d", name, (long long)l->size, size);
 	if (want_flat >= 0)
 		EXPECT(l->flat == want_flat, "%s: flat %d, want %d", name, l->flat, want_flat);
 	if (want_nseg >= 0 && l->flat)
