@@ -168,20 +168,24 @@ void kprog_cq_close(struct kprog_ep *ep)
 }
 
 /* Lock-free wake-up test; the caller re-checks after flushing. */
-static bool kprog_cq_ready(struct kprog_ep *ep)
+static bool kprog_cq_ready(struct kprog_ep *ep, bool on_events, u32 events)
 {
 	return kprog_ring_nonempty(&ep->ring) ||
-	       !list_empty_careful(&ep->overflow);
+	       !list_empty_careful(&ep->overflow) ||
+	       (on_events && (u32)atomic_read(&ep->events) != events);
 }
 
 /**
  * kprog_cq_wait() - KPROG_IOC_WAIT
  * @ep: joined endpoint
  * @timeout_ns: < 0 forever, 0 flush only, > 0 limit
+ * @on_events: also return when the endpoint's event count is not @events
+ * @events: the count the caller has seen
  *
  * Return: 0, -ETIMEDOUT or -EINTR.
  */
-int kprog_cq_wait(struct kprog_ep *ep, s64 timeout_ns)
+int kprog_cq_wait(struct kprog_ep *ep, s64 timeout_ns, bool on_events,
+		  u32 events)
 {
 	ktime_t deadline = 0;
 	long ret;
@@ -190,18 +194,20 @@ int kprog_cq_wait(struct kprog_ep *ep, s64 timeout_ns)
 		deadline = ktime_add_safe(ktime_get(), ns_to_ktime(timeout_ns));
 	for (;;) {
 		kprog_cq_flush(ep);
-		if (!timeout_ns || kprog_ring_nonempty(&ep->ring))
+		if (!timeout_ns || kprog_ring_nonempty(&ep->ring) ||
+		    (on_events && (u32)atomic_read(&ep->events) != events))
 			return 0;
 		if (timeout_ns < 0) {
-			ret = wait_event_interruptible(ep->wq,
-						       kprog_cq_ready(ep));
+			ret = wait_event_interruptible
+				(ep->wq, kprog_cq_ready(ep, on_events, events));
 		} else {
 			ktime_t left = ktime_sub(deadline, ktime_get());
 
 			if (left <= 0)
 				return -ETIMEDOUT;
 			ret = wait_event_interruptible_hrtimeout
-				(ep->wq, kprog_cq_ready(ep), left);
+				(ep->wq, kprog_cq_ready(ep, on_events, events),
+				 left);
 			if (ret == -ETIME)
 				return -ETIMEDOUT;
 		}

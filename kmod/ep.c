@@ -17,6 +17,8 @@ static void kprog_ep_release(struct kref *ref)
 
 	/* Every op returned its slot and iovec entries before it let go. */
 	WARN_ON_ONCE(ep->nr_ops || ep->iov_total);
+	WARN_ON_ONCE(!xa_empty(&ep->chans));
+	xa_destroy(&ep->chans);
 	kprog_ring_free(&ep->ring);
 	if (ep->job)
 		kprog_job_put(ep->job);
@@ -46,6 +48,8 @@ struct kprog_ep *kprog_ep_alloc(void)
 	INIT_LIST_HEAD(&ep->overflow);
 	atomic_set(&ep->xfers, 0);
 	init_waitqueue_head(&ep->wq);
+	atomic_set(&ep->events, 0);
+	xa_init(&ep->chans);
 	return ep;
 }
 

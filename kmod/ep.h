@@ -14,6 +14,7 @@
 #include <linux/sched.h>
 #include <linux/wait.h>
 #include <linux/atomic.h>
+#include <linux/xarray.h>
 #include "ring.h"
 
 struct kprog_job;
@@ -42,6 +43,10 @@ struct kprog_job;
  * @xfers: transfers that may touch this endpoint's memory
  * @ring: the completion ring
  * @wq: ring waiters, blocked probes, quiesce
+ * @events: what a user-space matcher must look at (arrivals into
+ *	@unexpected, departures, channels, kicks); published in the ring
+ * @chans: fast-path channels by peer rank (chan.c), each referenced
+ * @nr_chans: entries in @chans, at most kprog_max_chans
  */
 struct kprog_ep {
 	struct kref ref;
@@ -66,6 +71,10 @@ struct kprog_ep {
 
 	struct kprog_ring ring;
 	wait_queue_head_t wq;
+
+	atomic_t events;
+	struct xarray chans;
+	u32 nr_chans;
 };
 
 struct kprog_ep *kprog_ep_alloc(void);
@@ -119,6 +128,18 @@ static inline void kprog_ep_xfer_put(struct kprog_ep *ep)
 {
 	if (atomic_dec_and_test(&ep->xfers))
 		wake_up(&ep->wq);
+}
+
+/**
+ * kprog_ep_event() - tell a user-space matcher to look again, and wake it
+ * @ep: joined endpoint
+ *
+ * Any context.
+ */
+static inline void kprog_ep_event(struct kprog_ep *ep)
+{
+	WRITE_ONCE(ep->ring.hdr->events, atomic_inc_return(&ep->events));
+	wake_up(&ep->wq);
 }
 
 /**

@@ -11,6 +11,7 @@
  *                rendezvous descriptor)
  *   match.h      the matching core: one arrival path, probe, cancel,
  *                departure of peers
+ *   chan.h       fast-path channels shared by two local endpoints
  *   transport.h  the contract between the core and the transports
  * docs/DESIGN.md has the picture and the locking rules.
  */
@@ -26,6 +27,9 @@ extern unsigned int kprog_max_iov;
 extern unsigned int kprog_max_iov_total;
 extern unsigned int kprog_ring_entries;
 extern unsigned int kprog_max_job_size;
+extern unsigned int kprog_fast_limit;
+extern unsigned int kprog_chan_bytes;
+extern unsigned int kprog_max_chans;
 
 /*
  * Largest message: far beyond any count MPI can express, small enough

@@ -19,6 +19,7 @@
 #include "job.h"
 #include "op.h"
 #include "match.h"
+#include "chan.h"
 #include "transport.h"
 #include "irqsrc.h"
 #include "netlink.h"
@@ -58,6 +59,21 @@ unsigned int kprog_max_job_size = 4096;
 module_param_named(max_job_size, kprog_max_job_size, uint, 0444);
 MODULE_PARM_DESC(max_job_size, "Most ranks in a job (default 4096)");
 
+unsigned int kprog_fast_limit = 4096;
+module_param_named(fast_limit, kprog_fast_limit, uint, 0444);
+MODULE_PARM_DESC(fast_limit,
+		 "Largest message through a fast-path channel in bytes, 0 = no channels (default 4096)");
+
+unsigned int kprog_chan_bytes = 65536;
+module_param_named(chan_bytes, kprog_chan_bytes, uint, 0444);
+MODULE_PARM_DESC(chan_bytes,
+		 "Bytes of each direction of a channel, a power of two in [4096, 8 MiB] (default 65536)");
+
+unsigned int kprog_max_chans = 256;
+module_param_named(max_chans, kprog_max_chans, uint, 0444);
+MODULE_PARM_DESC(max_chans,
+		 "Channels one endpoint may have, each 4 KiB + 2 * chan_bytes (default 256)");
+
 static int kprog_open(struct inode *inode, struct file *file)
 {
 	struct kprog_ep *ep = kprog_ep_alloc();
@@ -76,6 +92,7 @@ static int kprog_release(struct inode *inode, struct file *file)
 		/* Nothing new reaches us, then nothing of us stays queued. */
 		kprog_job_leave_begin(ep);
 		kprog_depart(ep);
+		kprog_chan_depart(ep);
 		kprog_job_leave_end(ep);
 		kprog_ep_quiesce(ep);
 	}
@@ -176,7 +193,7 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 	err = kprog_map_import(&j, &map);
 	if (err)
 		goto out_map;
-	err = kprog_ring_alloc(&ring, kprog_ring_entries);
+	err = kprog_ring_alloc(&ring, kprog_ring_entries, j.size);
 	if (err)
 		goto out_map;
 	err = kprog_job_join(ep, &j, &map, &ring);
@@ -209,7 +226,13 @@ static long kprog_ioc_info(void __user *uarg)
 		.ring_entries = kprog_ring_entries,
 		.max_job_size = kprog_max_job_size,
 		.max_msg = KPROG_MAX_MSG,
+		.fast_limit = kprog_fast_limit,
+		.chan_bytes = kprog_chan_bytes,
+		.max_chans = kprog_max_chans,
 	};
+
+	if (kprog_fast_limit)
+		info.features |= KPROG_FEAT_FASTPATH;
 
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
@@ -249,7 +272,7 @@ static long kprog_ioc_probe(struct kprog_ep *ep, void __user *uarg)
 		return -EFAULT;
 	if (copy_to_user(uarg, &pr, sizeof(pr)))
 		return -EFAULT;
-	err = kprog_probe(ep, &pr);
+	err = kprog_probe_post(ep, &pr);
 	if (err)
 		return err;
 	if (copy_to_user(uarg, &pr, sizeof(pr)))
@@ -272,17 +295,46 @@ static long kprog_ioc_irq_wait(void __user *uarg)
 	return 0;
 }
 
-/* The JOIN of ABI version 1 without the node map, still accepted. */
+static long kprog_ioc_chan_open(struct kprog_ep *ep, void __user *uarg)
+{
+	struct kprog_chan_open co;
+	int err;
+
+	if (copy_from_user(&co, uarg, sizeof(co)))
+		return -EFAULT;
+	err = kprog_chan_open(ep, &co);
+	if (err)
+		return err;
+	return copy_to_user(uarg, &co, sizeof(co)) ? -EFAULT : 0;
+}
+
+static long kprog_ioc_wait(struct kprog_ep *ep, unsigned int cmd,
+			   void __user *uarg)
+{
+	struct kprog_wait w = {};
+
+	if (copy_from_user(&w, uarg, _IOC_SIZE(cmd)))
+		return -EFAULT;
+	if (w.flags & ~KPROG_WAIT_EVENTS)
+		return -EINVAL;
+	return kprog_cq_wait(ep, w.timeout_ns, w.flags & KPROG_WAIT_EVENTS,
+			     w.events);
+}
+
+/* The JOIN and WAIT of ABI version 1, smaller structs, still accepted. */
 #define KPROG_IOC_JOIN_V1 \
 	_IOC(_IOC_READ | _IOC_WRITE, KPROG_IOC_MAGIC, 1, KPROG_JOIN_V1_SIZE)
+#define KPROG_IOC_WAIT_V1 \
+	_IOC(_IOC_WRITE, KPROG_IOC_MAGIC, 6, KPROG_WAIT_V1_SIZE)
 
 static long kprog_ioctl(struct file *file, unsigned int cmd,
 			unsigned long arg)
 {
 	struct kprog_ep *ep = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	struct kprog_chan_drain drain;
 	struct kprog_cancel cancel;
-	struct kprog_wait wait;
+	u32 rank;
 
 	switch (cmd) {
 	case KPROG_IOC_VERSION:
@@ -299,6 +351,10 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 	case KPROG_IOC_PROBE:
 	case KPROG_IOC_CANCEL:
 	case KPROG_IOC_WAIT:
+	case KPROG_IOC_WAIT_V1:
+	case KPROG_IOC_CHAN_OPEN:
+	case KPROG_IOC_CHAN_DRAIN:
+	case KPROG_IOC_KICK:
 		break;
 	default:
 		return -ENOTTY;
@@ -318,10 +374,22 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 		if (copy_from_user(&cancel, uarg, sizeof(cancel)))
 			return -EFAULT;
 		return kprog_cancel(ep, cancel.req_id);
-	default: /* KPROG_IOC_WAIT */
-		if (copy_from_user(&wait, uarg, sizeof(wait)))
+	case KPROG_IOC_CHAN_OPEN:
+		return kprog_ioc_chan_open(ep, uarg);
+	case KPROG_IOC_CHAN_DRAIN:
+		if (copy_from_user(&drain, uarg, sizeof(drain)))
 			return -EFAULT;
-		return kprog_cq_wait(ep, wait.timeout_ns);
+		if (drain.flags || (drain.peer != KPROG_ANY_SOURCE &&
+				    (drain.peer < 0 ||
+				     drain.peer >= ep->job->size)))
+			return -EINVAL;
+		return kprog_chan_drain(ep, drain.peer);
+	case KPROG_IOC_KICK:
+		if (get_user(rank, (u32 __user *)uarg))
+			return -EFAULT;
+		return kprog_chan_kick(ep, rank);
+	default: /* KPROG_IOC_WAIT */
+		return kprog_ioc_wait(ep, cmd, uarg);
 	}
 }
 
@@ -331,6 +399,8 @@ static int kprog_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (!kprog_ep_job(ep))
 		return -EBADFD;
+	if (vma->vm_pgoff)
+		return kprog_chan_mmap(ep, vma);
 	return kprog_ring_mmap(&ep->ring, vma);
 }
 
@@ -389,6 +459,19 @@ static int kprog_check_params(void)
 	}
 	if (!kprog_max_job_size || kprog_max_job_size > (1U << 20)) {
 		pr_err("kprog: max_job_size must be in [1, 1048576]\n");
+		return -EINVAL;
+	}
+	if (kprog_chan_bytes < 4096 || kprog_chan_bytes > (8U << 20) ||
+	    !is_power_of_2(kprog_chan_bytes)) {
+		pr_err("kprog: chan_bytes must be a power of two in [4096, 8 MiB]\n");
+		return -EINVAL;
+	}
+	if (kprog_fast_limit > (1U << 20)) {
+		pr_err("kprog: fast_limit must be <= 1 MiB\n");
+		return -EINVAL;
+	}
+	if (kprog_max_chans > 65536) {
+		pr_err("kprog: max_chans must be <= 65536\n");
 		return -EINVAL;
 	}
 	return 0;

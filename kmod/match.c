@@ -96,16 +96,19 @@ int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg)
 	msg->state = KPROG_MSG_QUEUED;
 	list_add_tail(&msg->qnode, &dst->unexpected);
 	dst->unexp_seq++;
+	kprog_ring_held(&dst->ring, msg->env.src, 1);
 	spin_unlock_bh(&dst->mlock);
 	trace_kprog_arrive(key, &msg->env, msg->send_req, KPROG_ARRIVE_QUEUED);
-	/* Blocked probes. */
-	wake_up(&dst->wq);
+	/* Blocked probes, and a user-space matcher. */
+	kprog_ep_event(dst);
 	return 0;
 }
 
 /* Under ep->mlock: take @msg out of a queue for a receive. */
 static void kprog_take_msg(struct kprog_ep *ep, struct kprog_msg *msg)
 {
+	if (msg->state == KPROG_MSG_QUEUED)
+		kprog_ring_held(&ep->ring, msg->env.src, -1);
 	list_del_init(&msg->qnode);
 	ep->eager_bytes -= msg->charge;
 	msg->charge = 0;
@@ -175,74 +178,53 @@ int kprog_match_recv(struct kprog_ep *ep, struct kprog_op *rop,
 }
 
 /**
- * kprog_probe() - KPROG_IOC_PROBE
+ * kprog_match_probe() - one look for a message a receive would take
  * @ep: joined endpoint
- * @pr: the request, copied in; output fields are filled
+ * @pr: the checked request; @found and the outputs are filled
  *
- * Return: 0, -EINVAL, -EEXIST, -EINTR, or -ECONNRESET when blocking on a
- * named source that has left and has nothing buffered.
+ * With KPROG_PROBE_DEQUEUE a found message moves to the mprobed list
+ * under @pr->msg_id.
+ *
+ * Return: 0 or -EEXIST (@msg_id of a dequeuing probe already in use).
  */
-int kprog_probe(struct kprog_ep *ep, struct kprog_probe *pr)
+int kprog_match_probe(struct kprog_ep *ep, struct kprog_probe *pr)
 {
-	struct kprog_job *job = ep->job;
 	bool dequeue = pr->flags & KPROG_PROBE_DEQUEUE;
-	struct kprog_msg *msg, *it;
-	u32 seq;
-	int err;
-
-	if (pr->flags & ~(KPROG_PROBE_BLOCK | KPROG_PROBE_DEQUEUE))
-		return -EINVAL;
-	if (pr->source != KPROG_ANY_SOURCE &&
-	    (pr->source < 0 || pr->source >= job->size))
-		return -EINVAL;
-	if (pr->tag != KPROG_ANY_TAG && pr->tag < 0)
-		return -EINVAL;
+	struct kprog_msg *msg = NULL, *it;
+	int err = 0;
 
 	pr->found = 0;
-	for (;;) {
-		msg = NULL;
-		err = 0;
-		spin_lock_bh(&ep->mlock);
-		if (dequeue) {
-			list_for_each_entry(it, &ep->mprobed, qnode) {
-				if (it->msg_id == pr->msg_id) {
-					err = -EEXIST;
-					break;
-				}
+	spin_lock_bh(&ep->mlock);
+	if (dequeue) {
+		list_for_each_entry(it, &ep->mprobed, qnode) {
+			if (it->msg_id == pr->msg_id) {
+				err = -EEXIST;
+				goto out;
 			}
 		}
-		if (!err) {
-			list_for_each_entry(it, &ep->unexpected, qnode) {
-				if (kprog_env_match(&it->env, pr->context,
-						    pr->source, pr->tag)) {
-					msg = it;
-					break;
-				}
-			}
-		}
-		if (msg) {
-			pr->found = 1;
-			pr->out_source = msg->env.src;
-			pr->out_tag = msg->env.tag;
-			pr->bytes = msg->env.len;
-			if (dequeue) {
-				msg->msg_id = pr->msg_id;
-				msg->state = KPROG_MSG_MPROBED;
-				list_move_tail(&msg->qnode, &ep->mprobed);
-			}
-		}
-		seq = ep->unexp_seq;
-		spin_unlock_bh(&ep->mlock);
-
-		if (err || msg || !(pr->flags & KPROG_PROBE_BLOCK))
-			return err;
-		if (pr->source != KPROG_ANY_SOURCE &&
-		    kprog_job_rank_left(job, pr->source))
-			return -ECONNRESET;
-		if (wait_event_interruptible(ep->wq,
-					     READ_ONCE(ep->unexp_seq) != seq))
-			return -EINTR;
 	}
+	list_for_each_entry(it, &ep->unexpected, qnode) {
+		if (kprog_env_match(&it->env, pr->context, pr->source,
+				    pr->tag)) {
+			msg = it;
+			break;
+		}
+	}
+	if (msg) {
+		pr->found = 1;
+		pr->out_source = msg->env.src;
+		pr->out_tag = msg->env.tag;
+		pr->bytes = msg->env.len;
+		if (dequeue) {
+			kprog_ring_held(&ep->ring, msg->env.src, -1);
+			msg->msg_id = pr->msg_id;
+			msg->state = KPROG_MSG_MPROBED;
+			list_move_tail(&msg->qnode, &ep->mprobed);
+		}
+	}
+out:
+	spin_unlock_bh(&ep->mlock);
+	return err;
 }
 
 /* Withdraw an unmatched local rendezvous send from its receiver's queue. */
@@ -257,6 +239,7 @@ static struct kprog_msg *kprog_withdraw_send(struct kprog_op *sop)
 	list_for_each_entry(it, &m->unexpected, qnode) {
 		if (it->sop == sop) {
 			msg = it;
+			kprog_ring_held(&m->ring, msg->env.src, -1);
 			list_del_init(&msg->qnode);
 			msg->state = KPROG_MSG_DONE;
 			break;
@@ -374,6 +357,7 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err)
 		}
 		list_for_each_entry_safe(msg, mtmp, &y->unexpected, qnode) {
 			if (msg->env.src == rank && kprog_msg_is_rndv(msg)) {
+				kprog_ring_held(&y->ring, rank, -1);
 				list_move_tail(&msg->qnode, &mq);
 				msg->state = KPROG_MSG_DONE;
 			}
@@ -382,8 +366,9 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err)
 			if (msg->env.src == rank && kprog_msg_is_rndv(msg))
 				msg->src_gone = true;
 		y->unexp_seq++;
+		kprog_ring_src_flags(&y->ring, rank, KPROG_SRC_LEFT);
 		spin_unlock_bh(&y->mlock);
-		wake_up(&y->wq);
+		kprog_ep_event(y);
 
 		list_for_each_entry_safe(op, otmp, &rq, qnode) {
 			list_del_init(&op->qnode);

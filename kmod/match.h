@@ -20,11 +20,12 @@ struct kprog_iov_import;
 /* post.c: KPROG_IOC_SEND, KPROG_IOC_RECV */
 int kprog_send(struct kprog_ep *ep, struct kprog_post *p);
 int kprog_recv(struct kprog_ep *ep, struct kprog_post *p);
+int kprog_probe_post(struct kprog_ep *ep, struct kprog_probe *pr);
 
 /* match.c */
 int kprog_match_recv(struct kprog_ep *ep, struct kprog_op *rop,
 		     struct kprog_msg **msgp);
-int kprog_probe(struct kprog_ep *ep, struct kprog_probe *pr);
+int kprog_match_probe(struct kprog_ep *ep, struct kprog_probe *pr);
 int kprog_cancel(struct kprog_ep *ep, u64 req_id);
 void kprog_depart(struct kprog_ep *ep);
 

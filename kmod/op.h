@@ -140,7 +140,8 @@ void kprog_cqe_fill(struct kprog_cqe *c, u64 req_id, s32 source, s32 tag,
 void kprog_cq_flush(struct kprog_ep *ep);
 bool kprog_cq_holds(struct kprog_ep *ep, u64 req_id);
 void kprog_cq_close(struct kprog_ep *ep);
-int kprog_cq_wait(struct kprog_ep *ep, s64 timeout_ns);
+int kprog_cq_wait(struct kprog_ep *ep, s64 timeout_ns, bool on_events,
+		  u32 events);
 __poll_t kprog_cq_poll(struct kprog_ep *ep, struct file *file,
 		       struct poll_table_struct *wait);
 

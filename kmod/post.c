@@ -8,12 +8,17 @@
  * not synchronous, fits the job's eager limit and the receiver's eager
  * quota; otherwise by rendezvous (the send stays posted until the
  * receiving side pulled its data).
+ *
+ * Fast-path channels carry other messages of the same senders past the
+ * kernel; every post and probe here first drains the channels its message
+ * could be ordered against (chan.c), so that none overtakes another.
  */
 #include <linux/slab.h>
 #include "kprog.h"
 #include "job.h"
 #include "op.h"
 #include "match.h"
+#include "chan.h"
 #include "transport.h"
 #include "kprog_trace.h"
 
@@ -114,6 +119,11 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	trace_kprog_post(job->key, ep->rank, true, p->req_id, p->context,
 			 p->peer, p->tag, im.len, p->flags);
 	kprog_job_peer(job, p->peer, &peer);
+	if (peer.kind == KPROG_PEER_LOCAL) {
+		err = kprog_chan_drain_to(ep, p->peer);
+		if (err)
+			goto out;
+	}
 	xport = kprog_xport_for(&peer);
 	if (!xport) {
 		err = peer.kind == KPROG_PEER_REMOTE ? -EHOSTUNREACH :
@@ -160,6 +170,11 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 			return -EINVAL;
 	}
 
+	if (!by_msg) {
+		err = kprog_chan_drain(ep, p->peer);
+		if (err)
+			return err;
+	}
 	rop = kprog_op_create(ep, p, false, NULL);
 	if (IS_ERR(rop))
 		return PTR_ERR(rop);
@@ -203,4 +218,46 @@ out_uncharge:
 	kprog_op_uncharge(rop);
 	kprog_op_put(rop);
 	return err;
+}
+
+/**
+ * kprog_probe_post() - KPROG_IOC_PROBE
+ * @ep: joined endpoint
+ * @pr: the request, copied in; output fields are filled
+ *
+ * With KPROG_PROBE_BLOCK it sleeps until a message matches; a new message
+ * in the unexpected queue, a departure, a channel record announced by a
+ * kick (KPROG_IOC_KICK) or any other event of the endpoint wakes it.
+ *
+ * Return: 0, -EINVAL, -EEXIST, -EINTR, -ENOMEM, or -ECONNRESET when
+ * blocking on a named source that has left and has nothing buffered.
+ */
+int kprog_probe_post(struct kprog_ep *ep, struct kprog_probe *pr)
+{
+	struct kprog_job *job = ep->job;
+	u32 events;
+	int err;
+
+	if (pr->flags & ~(KPROG_PROBE_BLOCK | KPROG_PROBE_DEQUEUE))
+		return -EINVAL;
+	if (pr->source != KPROG_ANY_SOURCE &&
+	    (pr->source < 0 || pr->source >= job->size))
+		return -EINVAL;
+	if (pr->tag != KPROG_ANY_TAG && pr->tag < 0)
+		return -EINVAL;
+	for (;;) {
+		events = atomic_read(&ep->events);
+		err = kprog_chan_drain(ep, pr->source);
+		if (!err)
+			err = kprog_match_probe(ep, pr);
+		if (err || pr->found || !(pr->flags & KPROG_PROBE_BLOCK))
+			return err;
+		if (pr->source != KPROG_ANY_SOURCE &&
+		    kprog_job_rank_left(job, pr->source))
+			return -ECONNRESET;
+		if (wait_event_interruptible(ep->wq,
+					     (u32)atomic_read(&ep->events) !=
+					     events))
+			return -EINTR;
+	}
 }

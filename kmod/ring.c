@@ -11,23 +11,29 @@
  * kprog_ring_alloc() - allocate a ring
  * @ring: an unused ring
  * @entries: slots, a power of two
+ * @nr_src: ranks of the job (entries of the per-source array)
  *
  * Return: 0 or -ENOMEM.
  */
-int kprog_ring_alloc(struct kprog_ring *ring, u32 entries)
+int kprog_ring_alloc(struct kprog_ring *ring, u32 entries, u32 nr_src)
 {
-	u64 bytes = PAGE_ALIGN(KPROG_RING_CQES_OFFSET +
-			       (u64)entries * sizeof(struct kprog_cqe));
+	u64 src_off = ALIGN(KPROG_RING_CQES_OFFSET +
+			    (u64)entries * sizeof(struct kprog_cqe), 64);
+	u64 bytes = PAGE_ALIGN(src_off + (u64)nr_src * sizeof(struct kprog_src));
 
 	ring->mem = vmalloc_user(bytes);
 	if (!ring->mem)
 		return -ENOMEM;
 	ring->hdr = ring->mem;
 	ring->cqes = ring->mem + KPROG_RING_CQES_OFFSET;
+	ring->src = ring->mem + src_off;
+	ring->nr_src = nr_src;
 	ring->bytes = bytes;
 	ring->entries = entries;
 	ring->tail = 0;
 	ring->hdr->entries = entries;
+	ring->hdr->src_offset = src_off;
+	ring->hdr->nr_src = nr_src;
 	return 0;
 }
 

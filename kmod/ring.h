@@ -10,6 +10,8 @@
 #define _KPROG_RING_H
 
 #include <linux/types.h>
+#include <linux/bug.h>
+#include <linux/compiler.h>
 #include <linux/kprog.h>
 
 struct vm_area_struct;
@@ -22,6 +24,9 @@ struct vm_area_struct;
  * @bytes: size of @mem (page aligned)
  * @entries: number of slots, a power of two
  * @tail: the kernel's tail, the only one it trusts
+ * @src: per sending rank state published to user space (write-only for
+ *	the kernel: nothing it decides depends on what it finds there)
+ * @nr_src: entries in @src, the job size
  */
 struct kprog_ring {
 	void *mem;
@@ -30,9 +35,11 @@ struct kprog_ring {
 	u64 bytes;
 	u32 entries;
 	u32 tail;
+	struct kprog_src *src;
+	u32 nr_src;
 };
 
-int kprog_ring_alloc(struct kprog_ring *ring, u32 entries);
+int kprog_ring_alloc(struct kprog_ring *ring, u32 entries, u32 nr_src);
 void kprog_ring_free(struct kprog_ring *ring);
 bool kprog_ring_room(const struct kprog_ring *ring);
 void kprog_ring_write(struct kprog_ring *ring, const struct kprog_cqe *cqe);
@@ -40,5 +47,33 @@ bool kprog_ring_find(const struct kprog_ring *ring, u64 req_id);
 bool kprog_ring_nonempty(const struct kprog_ring *ring);
 void kprog_ring_set_overflow(struct kprog_ring *ring, bool on);
 int kprog_ring_mmap(struct kprog_ring *ring, struct vm_area_struct *vma);
+
+/**
+ * kprog_ring_held() - publish a change of messages held from @src
+ * @ring: the receiver's ring; caller holds the receiver's mlock
+ * @src: sending rank < ring->nr_src
+ * @delta: +1 or -1
+ */
+static inline void kprog_ring_held(struct kprog_ring *ring, u32 src, int delta)
+{
+	if (WARN_ON_ONCE(src >= ring->nr_src))
+		return;
+	WRITE_ONCE(ring->src[src].held, READ_ONCE(ring->src[src].held) + delta);
+	WRITE_ONCE(ring->hdr->unexp, READ_ONCE(ring->hdr->unexp) + delta);
+}
+
+/**
+ * kprog_ring_src_flags() - publish KPROG_SRC_* flags of @src
+ * @ring: the receiver's ring
+ * @src: sending rank < ring->nr_src
+ * @set: flags to set
+ */
+static inline void kprog_ring_src_flags(struct kprog_ring *ring, u32 src,
+					u32 set)
+{
+	if (WARN_ON_ONCE(src >= ring->nr_src))
+		return;
+	WRITE_ONCE(ring->src[src].flags, READ_ONCE(ring->src[src].flags) | set);
+}
 
 #endif /* _KPROG_RING_H */

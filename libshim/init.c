@@ -19,6 +19,7 @@
 #include "shim.h"
 
 struct kp_state kp = { .fd = -1 };
+static struct kprog_info info;
 
 void kp_logf(const char *fmt, ...)
 {
@@ -101,6 +102,9 @@ static int open_and_join(uint64_t key)
 		return ST_VERSION_IOCTL << 16 | errno;
 	if (ver != KPROG_ABI_VERSION)
 		return ST_VERSION << 16 | (ver & 0xffff);
+	/* A module without GET_INFO simply has no fast path. */
+	if (ioctl(kp.fd, KPROG_IOC_GET_INFO, &info) < 0)
+		memset(&info, 0, sizeof(info));
 	memset(&j, 0, sizeof(j));
 	j.abi_version = KPROG_ABI_VERSION;
 	j.job_key = key;
@@ -145,7 +149,13 @@ static void setup(int provided)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &kp.world_rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &kp.world_size);
 	kp.verbose = (int)env_long("KPROG_VERBOSE", 0);
-	kp.spin_ns = env_long("KPROG_SPIN_US", 20) * 1000;
+	/*
+	 * KPROG_SPIN_US fixes the spin; by default it adapts (spin.h) between
+	 * KPROG_SPIN_MIN_US and KPROG_SPIN_MAX_US: 1 ms covers a wake-up
+	 * under emulation, where a wake-up costs hundreds of microseconds.
+	 */
+	kp_spin_init(&kp.spin, env_long("KPROG_SPIN_US", -1), env_long("KPROG_SPIN_MIN_US", 1),
+		     env_long("KPROG_SPIN_MAX_US", 1000), 50);
 	if (env_long("KPROG_DISABLE", 0) == 1) {
 		kp_log(1, "KPROG_DISABLE=1: passing everything through");
 		return;
@@ -202,8 +212,12 @@ static void setup(int provided)
 	kp_pool_init();
 	kp.active = true;	/* before registering: register checks it */
 	kp_comm_init();
-	kp_log(1, "joined: node ranks %d, eager_limit %u, ring %u, max_iov %u, max_ops %u",
-	       node_size, kp.eager_limit, kp.ring_mask + 1, kp.max_iov, kp.max_ops);
+	if (env_long("KPROG_FAST", 1) != 0)
+		kp_fast_init(&info);
+	kp_progress_hook(true);
+	kp_log(1, "joined: node ranks %d, eager_limit %u, ring %u, max_iov %u, max_ops %u, fast path %s (%u bytes)",
+	       node_size, kp.eager_limit, kp.ring_mask + 1, kp.max_iov, kp.max_ops,
+	       kp_fast_active() ? "on" : "off", kp_fast_active() ? info.fast_limit : 0);
 }
 
 int MPI_Init(int *argc, char ***argv)
@@ -238,6 +252,21 @@ int MPI_Finalize(void)
 		kp_progress();
 		/* nobody leaves the job while a peer may still receive */
 		PMPI_Barrier(kp.node_comm);
+		if (kp_fast_active()) {
+			const struct kp_fast_stats *f = kp_fast_stats();
+
+			kp_log(1, "fast path: sent %llu received %llu user-posted %llu moved to the kernel %llu drains %llu kicks %llu channel full %llu",
+			       (unsigned long long)f->sent, (unsigned long long)f->received,
+			       (unsigned long long)f->uposted, (unsigned long long)f->to_kernel,
+			       (unsigned long long)f->drains, (unsigned long long)f->kicks,
+			       (unsigned long long)f->full);
+		}
+		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu)",
+		       (unsigned long long)kp.spin.waits, (unsigned long long)kp.spin.slept,
+		       (unsigned long long)kp.spin.limit_ns / 1000,
+		       (unsigned long long)kp.spin.grew, (unsigned long long)kp.spin.shrank);
+		kp_progress_hook(false);
+		kp_fast_fini();
 		kp.active = false;
 		teardown();
 		kp_comm_fini();

@@ -142,7 +142,7 @@ nomem:
 	return MPI_ERR_NO_MEM;
 }
 
-static int post_prepared(struct kp_req *r)
+int kp_post_kernel(struct kp_req *r)
 {
 	int rc = prepare(r);
 
@@ -164,7 +164,7 @@ static int bsend_post(struct kp_comm *c, const void *buf, int count, MPI_Datatyp
 		return MPI_SUCCESS;
 	r = kp_new_op(KR_SEND, M_BUFFERED, c, buf, count, type, dest, tag);
 	r->internal = true;
-	rc = post_prepared(r);
+	rc = kp_post_kernel(r);
 	if (rc != MPI_SUCCESS || r->state == RS_FREE)
 		return rc == MPI_SUCCESS ? MPI_SUCCESS : (kp_req_release(r), rc);
 	r->buf = NULL;	/* only the copy is used from here on */
@@ -179,13 +179,18 @@ int kp_start_send(struct kp_req *r)
 		kp_complete_now(r, MPI_PROC_NULL, MPI_ANY_TAG, 0);
 		return MPI_SUCCESS;
 	}
+	/* send immediate: a channel record, complete at once */
+	if (kp_fast_send(r->comm, r->buf, r->count, r->type, r->peer, r->tag, r->mode)) {
+		kp_complete_now(r, r->peer, r->tag, 0);
+		return MPI_SUCCESS;
+	}
 	if (r->mode == M_BUFFERED) {
 		rc = bsend_post(r->comm, r->buf, r->count, r->type, r->peer, r->tag);
 		if (rc == MPI_SUCCESS)
 			kp_complete_now(r, r->peer, r->tag, 0);
 		return rc;
 	}
-	return post_prepared(r);
+	return kp_post_kernel(r);
 }
 
 int kp_start_recv(struct kp_req *r)
@@ -194,7 +199,14 @@ int kp_start_recv(struct kp_req *r)
 		kp_complete_now(r, MPI_PROC_NULL, MPI_ANY_TAG, 0);
 		return MPI_SUCCESS;
 	}
-	return post_prepared(r);
+	if (kp_fast_active() && !r->mrecv) {
+		/* receive immediate, else posted here if it may stay here */
+		if (kp_fast_try_recv(r) || kp_fast_upost(r))
+			return MPI_SUCCESS;
+		/* receives in the kernel are never older than ours */
+		kp_fast_to_kernel();
+	}
+	return kp_post_kernel(r);
 }
 
 /* ---- sends ---- */
@@ -223,7 +235,13 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
 			 MPI_Comm comm, struct kp_comm *c, int mode)
 {
 	struct kp_req *r;
-	int rc = isend(buf, count, type, dest, tag, c, mode, &r);
+	int rc;
+
+	/* send immediate: no request object */
+	if (count >= 0 && tag >= 0 && dest >= 0 && dest < c->size &&
+	    kp_fast_send(c, buf, count, type, dest, tag, mode))
+		return MPI_SUCCESS;
+	rc = isend(buf, count, type, dest, tag, c, mode, &r);
 
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
@@ -390,6 +408,19 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 
 	if (!c)
 		return PMPI_Recv(buf, count, type, source, tag, comm, status);
+	/* receive immediate: no request object */
+	if (kp_fast_active() && kp_check_args(c, count, source, tag, true) == MPI_SUCCESS) {
+		MPI_Status st;
+
+		kp_progress();
+		if (kp_fast_recv_now(c, buf, count, type, source, tag, &st, &rc)) {
+			if (status != MPI_STATUS_IGNORE) {
+				st.MPI_ERROR = status->MPI_ERROR;	/* as Open MPI */
+				*status = st;
+			}
+			return kp_err(comm, rc);
+		}
+	}
 	rc = irecv(buf, count, type, source, tag, c, &r);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
@@ -537,29 +568,34 @@ static int probe_once(struct kp_comm *c, int source, int tag, unsigned int flags
 }
 
 /*
- * Blocking probe: poll for the spin time, then sleep in the kernel
- * (KPROG_PROBE_BLOCK), unless posts of ours wait for ring slots, in which
- * case keep draining so they get posted.
+ * One look: the channels first (no system call when they can answer),
+ * then the kernel. With m (Mprobe) a found message is dequeued into m.
  */
-static int probe_blocking(struct kp_comm *c, int source, int tag, unsigned int flags,
-			  uint64_t msg_id, MPI_Status *st)
+static int probe_step(struct kp_comm *c, int source, int tag, struct kp_req *m, int *found,
+		      MPI_Status *st)
 {
-	uint64_t t0 = kp_now_ns();
+	if (kp_fast_probe(c, source, tag, m, found, m ? &m->status : st))
+		return MPI_SUCCESS;
+	return probe_once(c, source, tag, m ? KPROG_PROBE_DEQUEUE : 0, m ? m->msg_id : 0, found,
+			  m ? &m->status : st);
+}
+
+/* Blocking probe: poll, spin, sleep until an event, as a blocking wait does. */
+static int probe_blocking(struct kp_comm *c, int source, int tag, struct kp_req *m,
+			  MPI_Status *st)
+{
+	struct kp_wait w = { .kernel_work = false };
 	int found = 0, rc;
 
 	for (;;) {
 		kp_progress();
-		bool spin = kp_now_ns() - t0 < (uint64_t)kp.spin_ns;
-		unsigned int f = flags;
-
-		if (!spin && !kp_deferred_pending())
-			f |= KPROG_PROBE_BLOCK;
-		rc = probe_once(c, source, tag, f, msg_id, &found, st);
+		rc = probe_step(c, source, tag, m, &found, st);
 		if (rc != MPI_SUCCESS || found)
-			return rc;
-		if (!spin && kp_deferred_pending())
-			kp_sleep(1000000);
+			break;
+		kp_wait_step(&w, false);
 	}
+	kp_wait_end(&w);
+	return rc;
 }
 
 static int check_probe(struct kp_comm *c, int source, int tag)
@@ -583,7 +619,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 		return MPI_SUCCESS;
 	}
 	kp_progress();
-	rc = probe_once(c, source, tag, 0, 0, flag, status);
+	rc = probe_step(c, source, tag, NULL, flag, status);
 	return kp_err(comm, rc);
 }
 
@@ -601,7 +637,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 		status_proc_null(status);
 		return MPI_SUCCESS;
 	}
-	return kp_err(comm, probe_blocking(c, source, tag, 0, 0, status));
+	return kp_err(comm, probe_blocking(c, source, tag, NULL, status));
 }
 
 static struct kp_req *new_msg(struct kp_comm *c)
@@ -642,7 +678,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 	}
 	kp_progress();
 	m = new_msg(c);
-	rc = probe_once(c, source, tag, KPROG_PROBE_DEQUEUE, m->msg_id, flag, &m->status);
+	rc = probe_step(c, source, tag, m, flag, NULL);
 	if (rc != MPI_SUCCESS || !*flag) {
 		kp_req_release(m);
 		*flag = 0;
@@ -669,7 +705,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 		return MPI_SUCCESS;
 	}
 	m = new_msg(c);
-	rc = probe_blocking(c, source, tag, KPROG_PROBE_DEQUEUE, m->msg_id, &m->status);
+	rc = probe_blocking(c, source, tag, m, NULL);
 	if (rc != MPI_SUCCESS) {
 		kp_req_release(m);
 		return kp_err(comm, rc);
@@ -692,6 +728,17 @@ static int mrecv_post(void *buf, int count, MPI_Datatype type, MPI_Message *mess
 		return MPI_ERR_COUNT;
 	r = kp_new_op(KR_RECV, M_STD, c, buf, count, type, m->status.MPI_SOURCE,
 		      m->status.MPI_TAG);
+	if (m->umsg) {
+		/* taken from a channel by the probe: its payload is in m */
+		r->status = m->status;
+		r->err = kp_fast_mrecv(m, buf, count, type, &r->status);
+		r->status.MPI_ERROR = r->err;
+		r->state = RS_COMPLETE;
+		kp_req_release(m);
+		*message = MPI_MESSAGE_NULL;
+		*out = r;
+		return MPI_SUCCESS;
+	}
 	r->mrecv = true;
 	r->msg_id = m->msg_id;
 	kp_req_release(m);
@@ -742,6 +789,7 @@ int MPI_Cancel(MPI_Request *req)
 	if (!req || !kp_is_req(*req))
 		return PMPI_Cancel(req);
 	kp_progress();
-	kp_cancel(kp_req(*req));
+	if (!kp_fast_cancel(kp_req(*req)))
+		kp_cancel(kp_req(*req));
 	return MPI_SUCCESS;
 }

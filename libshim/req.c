@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Request and message objects, the completion ring, posting (with a FIFO
- * for posts the module refused with ENOBUFS), and completion -> status.
+ * for posts the module refused with ENOBUFS), the list of receives posted
+ * in the kernel, and completion -> status.
  *
  * All objects live in one region reserved at init, so "is this handle
  * ours" is a range check. The kernel req_id is generation << 32 | slot, so
@@ -23,6 +24,36 @@ static uint32_t free_head = KP_NO_REQ;
 static uint32_t dq_head[2] = { KP_NO_REQ, KP_NO_REQ };	/* deferred sends, receives */
 static uint32_t dq_tail[2] = { KP_NO_REQ, KP_NO_REQ };
 static uint32_t n_kernel_recv, recv_cap;	/* receives posted in the kernel, their cap */
+static struct kp_req *khead;	/* receives posted in the kernel (knext/kprev) */
+
+const struct kp_req *kp_kernel_recvs(void)
+{
+	return khead;
+}
+
+static void kernel_recv_add(struct kp_req *r)
+{
+	r->in_kernel = true;
+	n_kernel_recv++;
+	r->kprev = NULL;
+	r->knext = khead;
+	if (khead)
+		khead->kprev = r;
+	khead = r;
+}
+
+static void kernel_recv_del(struct kp_req *r)
+{
+	r->in_kernel = false;
+	n_kernel_recv--;
+	if (r->kprev)
+		r->kprev->knext = r->knext;
+	else
+		khead = r->knext;
+	if (r->knext)
+		r->knext->kprev = r->kprev;
+	r->knext = r->kprev = NULL;
+}
 
 void kp_pool_init(void)
 {
@@ -165,10 +196,8 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 	int src = cqe->source;
 	bool cancelled = (cqe->flags & KPROG_CQE_CANCELLED) || cqe->error == -ECANCELED;
 
-	if (r->in_kernel) {
-		r->in_kernel = false;
-		n_kernel_recv--;
-	}
+	if (r->in_kernel)
+		kernel_recv_del(r);
 
 	if (r->kind == KR_RECV) {
 		if (src >= 0 && src < kp.world_size && r->comm->w2c[src] >= 0)
@@ -218,7 +247,7 @@ stale:
 	kp_log(1, "stale completion for id %llx", (unsigned long long)cqe->req_id);
 }
 
-static void drain(void)
+static void drain_ring(void)
 {
 	struct kprog_ring_hdr *h = kp.ring;
 	uint32_t head = h->head, tail;
@@ -293,8 +322,7 @@ static void after_post(struct kp_req *r)
 	if (r->post.done) {
 		kp_complete(r, &r->post.cqe);
 	} else if (r->kind == KR_RECV) {
-		r->in_kernel = true;
-		n_kernel_recv++;
+		kernel_recv_add(r);
 	}
 }
 
@@ -307,6 +335,7 @@ static bool recv_room(void)
 
 static void flush_queue(int q)
 {
+	/* Drain first: completions free slots and ring entries. */
 	while (dq_head[q] != KP_NO_REQ) {
 		struct kp_req *r = &pool[dq_head[q]];
 		int e;
@@ -348,21 +377,33 @@ int kp_post(struct kp_req *r, unsigned long ioc)
 	return MPI_SUCCESS;
 }
 
-void kp_progress(void)
+void kp_ring_drain(void)
 {
 	int i;
 
-	if (!kp.active)
-		return;
-	drain();
+	drain_ring();
 	for (i = 0; i < 16 && __atomic_load_n(&kp.ring->overflow, __ATOMIC_ACQUIRE); i++) {
 		kp_sleep(0);
-		drain();
+		drain_ring();
 	}
+}
+
+void kp_deferred_flush(void)
+{
 	if (dq_head[0] != KP_NO_REQ)
 		flush_queue(0);
 	if (dq_head[1] != KP_NO_REQ)
 		flush_queue(1);
+}
+
+bool kp_deferred_sends(void)
+{
+	return dq_head[0] != KP_NO_REQ;
+}
+
+bool kp_deferred_recvs(void)
+{
+	return dq_head[1] != KP_NO_REQ;
 }
 
 void kp_sleep(long timeout_ns)
@@ -370,6 +411,14 @@ void kp_sleep(long timeout_ns)
 	struct kprog_wait w = { .timeout_ns = timeout_ns };
 
 	ioctl(kp.fd, KPROG_IOC_WAIT, &w);	/* ETIMEDOUT, EINTR: caller loops */
+}
+
+void kp_sleep_events(long timeout_ns, uint32_t events)
+{
+	struct kprog_wait w = { .timeout_ns = timeout_ns, .flags = KPROG_WAIT_EVENTS,
+				.events = events };
+
+	ioctl(kp.fd, KPROG_IOC_WAIT, &w);
 }
 
 void kp_cancel(struct kp_req *r)
@@ -419,48 +468,6 @@ bool kp_outstanding_internal(void)
 			return true;
 	}
 	return false;
-}
-
-/* Open MPI's progress engine, for its own requests while we sleep. */
-static void ompi_kick(void)
-{
-	int flag;
-
-	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, kp.node_comm, &flag, MPI_STATUS_IGNORE);
-}
-
-/*
- * One idle step of a blocking call: spin on the ring for spin_ns, then
- * sleep in the kernel so its worker gets the CPU. With Open MPI requests
- * in the same call sleep briefly (the caller tests them); otherwise wake
- * every millisecond to let Open MPI progress other communicators.
- */
-void kp_wait_step(uint64_t *t0, bool ompi_pending)
-{
-	if (!*t0)
-		*t0 = kp_now_ns();
-	if (kp_now_ns() - *t0 < (uint64_t)kp.spin_ns) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-		return;
-	}
-	kp_sleep(ompi_pending ? 50000 : 1000000);
-	if (!ompi_pending)
-		ompi_kick();
-}
-
-/* Block until r completes. */
-void kp_wait_one(struct kp_req *r)
-{
-	uint64_t t0 = 0;
-
-	for (;;) {
-		kp_progress();
-		if (r->state == RS_COMPLETE || r->state == RS_INACTIVE || r->state == RS_FREE)
-			return;
-		kp_wait_step(&t0, false);
-	}
 }
 
 MPI_Comm kp_req_comm(const struct kp_req *r)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <mpi.h>
 #include <linux/kprog.h>
+#include "spin.h"
 
 /* ---- global state (init.c) ---- */
 struct kp_state {
@@ -24,7 +25,7 @@ struct kp_state {
 	size_t ring_bytes;
 	uint32_t ring_mask;
 	uint32_t max_iov, max_ops, eager_limit;
-	long spin_ns;		/* spin on the ring before sleeping */
+	struct kp_spin spin;	/* how long blocking calls spin before sleeping */
 	int verbose;
 };
 extern struct kp_state kp;
@@ -108,6 +109,10 @@ struct kp_req {
 	bool proc_null;
 	bool mrecv;		/* receive of a dequeued message */
 	bool in_kernel;		/* a posted receive counted in n_kernel_recv */
+	bool upost;		/* a receive posted in user space (fast.c) */
+	bool umsg;		/* KR_MSG: its payload is in tmp (fast-path Mprobe) */
+	struct kp_req *unext, *uprev;	/* user-posted receives, in order */
+	struct kp_req *knext, *kprev;	/* receives posted in the kernel */
 	struct kp_comm *comm;
 	void *buf;
 	int count;
@@ -142,15 +147,53 @@ bool kp_deferred_pending(void);
 static inline MPI_Request kp_handle(struct kp_req *r) { return (MPI_Request)(void *)r; }
 static inline struct kp_req *kp_req(MPI_Request r) { return (struct kp_req *)(void *)r; }
 uint64_t kp_req_id(struct kp_req *r);
-void kp_progress(void);			/* drain the ring, flush deferred posts */
+void kp_ring_drain(void);		/* completions from the ring, overflow */
+void kp_deferred_flush(void);		/* posts the module refused earlier */
+bool kp_deferred_sends(void);		/* sends wait for kernel slots */
+bool kp_deferred_recvs(void);		/* receives wait for kernel slots */
+const struct kp_req *kp_kernel_recvs(void);	/* receives in the kernel (knext) */
 void kp_sleep(long timeout_ns);		/* KPROG_IOC_WAIT */
+void kp_sleep_events(long timeout_ns, uint32_t events);	/* ... or an event */
 int kp_post(struct kp_req *r, unsigned long ioc);	/* MPI error code */
 void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe);
 void kp_complete_now(struct kp_req *r, int src, int tag, size_t bytes);
 void kp_cancel(struct kp_req *r);
 bool kp_outstanding_internal(void);
+
+/* ---- progress and waiting (progress.c) ---- */
+struct kp_wait {
+	uint64_t t0;		/* start of the wait, 0 before the first step */
+	bool slept;		/* it slept in the kernel at least once */
+	bool kernel_work;	/* a kernel worker may need this CPU */
+};
+void kp_progress(void);			/* ring, deferred posts, fast path */
+void kp_progress_hook(bool on);		/* run kp_progress in opal_progress */
+void kp_wait_step(struct kp_wait *w, bool ompi_pending);
+void kp_wait_end(struct kp_wait *w);	/* the wait is over: adapt the spin */
 void kp_wait_one(struct kp_req *r);	/* until r is complete */
-void kp_wait_step(uint64_t *t0, bool ompi_pending);
+
+/* ---- fast path (fast.c) ---- */
+struct kp_fast_stats {
+	uint64_t sent, received, uposted, to_kernel, drains, kicks, full;
+};
+void kp_fast_init(const struct kprog_info *info);
+void kp_fast_fini(void);
+bool kp_fast_active(void);
+const struct kp_fast_stats *kp_fast_stats(void);
+int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype type, int dest,
+		 int tag, int mode);	/* 1: sent and complete */
+int kp_fast_recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
+		     int tag, MPI_Status *st, int *err);	/* 1: received */
+bool kp_fast_try_recv(struct kp_req *r);	/* completed r from a channel */
+bool kp_fast_upost(struct kp_req *r);	/* posted r in user space */
+void kp_fast_to_kernel(void);		/* user-posted receives -> kernel */
+int kp_fast_cancel(struct kp_req *r);	/* 1: r was user-posted, now cancelled */
+int kp_fast_probe(struct kp_comm *c, int source, int tag, struct kp_req *m, int *found,
+		  MPI_Status *st);	/* 1: answered; m: dequeue into it */
+int kp_fast_mrecv(struct kp_req *m, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+void kp_fast_poll(void);
+bool kp_fast_news(void);		/* something to poll since the last poll */
+void kp_fast_waiting(bool on);		/* ask senders to kick us */
 void kp_status_empty(MPI_Status *st);
 void kp_status_copy(MPI_Status *dst, const struct kp_req *r, bool with_error);
 /* After a wait/test found r complete: copy status, free or deactivate. */
@@ -158,7 +201,8 @@ int kp_req_finish(MPI_Request *h, MPI_Status *st, bool with_error, MPI_Comm *err
 MPI_Comm kp_req_comm(const struct kp_req *r);	/* for its errhandler */
 int kp_errno_to_mpi(int err);
 
-/* ---- point-to-point (p2p.c, persist.c) ---- */
+/* ---- point-to-point (p2p.c, persist.c, post.c) ---- */
+int kp_post_kernel(struct kp_req *r);	/* describe r's buffer, post it in the kernel */
 int kp_start_send(struct kp_req *r);
 int kp_start_recv(struct kp_req *r);
 struct kp_req *kp_new_op(int kind, int mode, struct kp_comm *c, const void *buf, int count,

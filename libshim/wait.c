@@ -62,7 +62,9 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 	}
 	if (!done(r)) {
 		*flag = 0;
-		sched_yield();	/* a polling caller must not starve the kernel worker */
+		/* a polling caller must not starve a kernel worker moving its data */
+		if (r->in_kernel || (r->kind == KR_SEND && r->state == RS_ACTIVE))
+			sched_yield();
 		return MPI_SUCCESS;
 	}
 	*flag = 1;
@@ -235,7 +237,7 @@ static int finish_all(struct mix *m, MPI_Request *reqs, MPI_Status *st, int subr
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
 	struct mix m;
-	uint64_t t0 = 0;
+	struct kp_wait w = { .kernel_work = true };
 	int subrc = MPI_SUCCESS, flag, rc;
 	bool subdone;
 
@@ -255,8 +257,9 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 			if (flag || subrc != MPI_SUCCESS)
 				subdone = true;
 		}
-		kp_wait_step(&t0, !subdone);
+		kp_wait_step(&w, !subdone);
 	}
+	kp_wait_end(&w);
 	rc = finish_all(&m, reqs, statuses, subrc);
 	mix_fini(&m);
 	return rc;
@@ -340,7 +343,7 @@ static int any_pass(struct mix *m, MPI_Request *reqs, int *index, MPI_Status *st
 int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 {
 	struct mix m;
-	uint64_t t0 = 0;
+	struct kp_wait w = { .kernel_work = true };
 	int rc = MPI_SUCCESS, j;
 	bool sub_left;
 
@@ -357,8 +360,9 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 			*index = j == MPI_UNDEFINED ? MPI_UNDEFINED : m.map[j];
 			break;
 		}
-		kp_wait_step(&t0, sub_left);
+		kp_wait_step(&w, sub_left);
 	}
+	kp_wait_end(&w);
 	mix_fini(&m);
 	return rc;
 }
@@ -449,7 +453,7 @@ static int some_pass(struct mix *m, MPI_Request *reqs, int *indices, MPI_Status 
 int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
 	struct mix m;
-	uint64_t t0 = 0;
+	struct kp_wait w = { .kernel_work = true };
 	int rc = MPI_SUCCESS, k;
 	bool sub_left;
 
@@ -471,8 +475,9 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
 					indices[j] = m.map[m.subidx[j]];
 			break;
 		}
-		kp_wait_step(&t0, sub_left);
+		kp_wait_step(&w, sub_left);
 	}
+	kp_wait_end(&w);
 	*outcount = k;
 	mix_fini(&m);
 	return rc;

@@ -210,10 +210,20 @@ struct kprog_cancel {
  * (EINTR). @timeout_ns < 0 waits without limit, 0 only moves completions
  * held back by an overflow into the ring and returns. poll() on the fd
  * reports EPOLLIN under the same condition.
+ * With KPROG_WAIT_EVENTS it also returns as soon as the endpoint's event
+ * count (kprog_ring_hdr.events) differs from @events: read it, look at
+ * everything it covers, then sleep with it. The 8-byte struct of ABI
+ * version 1 (no @flags) is still accepted.
  */
+#define KPROG_WAIT_EVENTS	(1U << 0)
+
 struct kprog_wait {
 	__s64 timeout_ns;
+	__u32 flags;		/* KPROG_WAIT_* */
+	__u32 events;		/* with KPROG_WAIT_EVENTS */
 };
+
+#define KPROG_WAIT_V1_SIZE	8
 
 /*
  * The completion ring, mapped at offset 0 (length ring_bytes from JOIN).
@@ -232,10 +242,39 @@ struct kprog_ring_hdr {
 	__u32 tail;		/* written by the kernel */
 	__u32 overflow;		/* written by the kernel */
 	__u32 entries;		/* power of two */
-	__u32 __pad1[13];
+	/*
+	 * Written by the kernel, for a user-space matcher (the fast path):
+	 * @events is bumped whenever a message enters the unexpected queue,
+	 * a peer of the job leaves, a channel to this endpoint opens or
+	 * closes, or a peer kicks (KPROG_IOC_KICK); @chan_gen when a channel
+	 * opens or closes; @unexp counts the messages in the unexpected
+	 * queue. @src_offset locates @nr_src struct kprog_src, one per rank.
+	 */
+	__u32 events;
+	__u32 chan_gen;
+	__u32 unexp;
+	__u32 src_offset;
+	__u32 nr_src;
+	__u32 __pad1[8];
 };
 
 #define KPROG_RING_CQES_OFFSET	128
+
+/*
+ * Per sending rank, written by the kernel: @held messages of that rank
+ * wait in this endpoint's unexpected queue; @flags says whether a channel
+ * with it exists and whether it left. A channel record of that rank may
+ * be matched in user space only while @held is 0 and no older record of
+ * the channel is KPROG_REC_KTAKEN (both read after the record): then the
+ * kernel holds nothing older of that rank.
+ */
+#define KPROG_SRC_CHAN		(1U << 0)
+#define KPROG_SRC_LEFT		(1U << 1)
+
+struct kprog_src {
+	__u32 held;
+	__u32 flags;
+};
 
 /*
  * KPROG_IOC_IRQ_WAIT: block until the interrupt-cost source (see the
@@ -286,6 +325,105 @@ struct kprog_info {
 	__u32 __reserved[9];
 };
 
+/*
+ * The fast path: shared-memory channels between two endpoints of a job on
+ * this node, through which small messages go with no system call.
+ *
+ * KPROG_IOC_CHAN_OPEN creates the pair's channel if it does not exist yet
+ * (either side may; the other sees KPROG_SRC_CHAN and chan_gen change)
+ * and tells where to map it: mmap(NULL, @bytes, PROT_READ | PROT_WRITE,
+ * MAP_SHARED, fd, @offset). ENOTCONN: the peer is not an endpoint of this
+ * node (yet or any more); EOPNOTSUPP: the fast path is off (fast_limit=0);
+ * ENOSPC: one side has max_chans channels; EINVAL: a bad rank or self.
+ *
+ * The region: struct kprog_chan_hdr, then at KPROG_CHAN_DATA_OFFSET the
+ * data ring of direction 0 (lower rank to higher rank), then that of
+ * direction 1, @ring_bytes each (a power of two). @tx is the direction
+ * this endpoint sends on.
+ *
+ * A data ring holds records (struct kprog_chan_rec and the payload),
+ * each KPROG_CHAN_REC_SIZE(len) bytes, never across the ring's end (the
+ * producer fills the rest with a record flagged KPROG_REC_PAD). The
+ * producer writes a record with state KPROG_REC_NEW, then advances @prod
+ * (release). A consumer takes a record by changing its state from NEW
+ * atomically: the receiving process to TAKEN, the kernel (draining the
+ * channel into its matching when the order of messages requires it) to
+ * KTAKEN, which stays until the message is matched or queued in the
+ * kernel. Then the consumer copies the payload out and sets DONE
+ * (release); whoever finds DONE or PAD records at @cons advances @cons
+ * past them (compare and swap). Records may be taken out of order; @cons
+ * never passes a record that is not DONE or PAD; @prod - @cons <=
+ * ring_bytes.
+ *
+ * The kernel never trusts the region: a malformed index or record makes
+ * it stop using the channel (the job's messages on it are lost), and it
+ * bounds its work by the ring size.
+ */
+#define KPROG_CHAN_DATA_OFFSET	4096
+#define KPROG_CHAN_REC_ALIGN	64
+#define KPROG_CHAN_REC_SIZE(len) \
+	(((__u64)(len) + sizeof(struct kprog_chan_rec) + KPROG_CHAN_REC_ALIGN - 1) & \
+	 ~(__u64)(KPROG_CHAN_REC_ALIGN - 1))
+#define KPROG_CHAN_MMAP_OFFSET(peer)	(((__u64)(peer) + 1) << 24)
+
+#define KPROG_REC_NEW		0
+#define KPROG_REC_TAKEN		1	/* by the receiving process */
+#define KPROG_REC_DONE		2
+#define KPROG_REC_KTAKEN	3	/* by the kernel, not yet matched */
+#define KPROG_REC_PAD		(1U << 0)	/* kprog_chan_rec.flags */
+
+struct kprog_chan_rec {
+	__u32 state;		/* KPROG_REC_* */
+	__u32 flags;
+	__u32 len;		/* payload bytes */
+	__u32 context;
+	__s32 tag;
+	__u32 __pad;
+};
+
+struct kprog_chan_dir {
+	__u64 prod;		/* producer: bytes published */
+	__u64 msgs;		/* producer: messages published */
+	__u64 bytes;		/* producer: payload bytes published */
+	__u64 __pad0[5];
+	__u64 cons;		/* consumers: bytes released */
+	__u64 __pad1[7];
+	__u32 waiting;		/* receiver: asleep, kick me after a record */
+	__u32 __pad2[15];
+	__u32 closed;		/* kernel: an endpoint of the pair left */
+	__u32 __pad3[15];
+};
+
+struct kprog_chan_hdr {
+	struct kprog_chan_dir dir[2];
+};
+
+struct kprog_chan_open {
+	__u32 peer;		/* in: rank */
+	__u32 flags;		/* in: 0 */
+	__u64 offset;		/* out: mmap offset */
+	__u64 bytes;		/* out: mmap length */
+	__u32 ring_bytes;	/* out: bytes of one direction's data ring */
+	__u32 max_msg;		/* out: largest payload of a record */
+	__u32 tx;		/* out: the direction this endpoint sends on */
+	__u32 __pad;
+};
+
+/*
+ * KPROG_IOC_CHAN_DRAIN: move the records not yet taken of the channel
+ * from @peer (or of every channel with KPROG_ANY_SOURCE) into the
+ * kernel's matching, in order, as if they had been sent through the
+ * kernel: they match posted receives or become unexpected messages. A
+ * user-space matcher calls it when a record may be meant for a receive it
+ * posted in the kernel. KPROG_IOC_RECV and KPROG_IOC_PROBE drain the
+ * channels they could match on their own, and a send through the kernel
+ * drains its channel first, so that no message overtakes another.
+ */
+struct kprog_chan_drain {
+	__s32 peer;		/* rank or KPROG_ANY_SOURCE */
+	__u32 flags;		/* 0 */
+};
+
 #define KPROG_IOC_MAGIC		0xB7
 #define KPROG_IOC_VERSION	_IOR(KPROG_IOC_MAGIC, 0, __u32)
 #define KPROG_IOC_JOIN		_IOWR(KPROG_IOC_MAGIC, 1, struct kprog_join)
@@ -296,6 +434,10 @@ struct kprog_info {
 #define KPROG_IOC_WAIT		_IOW(KPROG_IOC_MAGIC, 6, struct kprog_wait)
 #define KPROG_IOC_IRQ_WAIT	_IOWR(KPROG_IOC_MAGIC, 7, struct kprog_irq_wait)
 #define KPROG_IOC_GET_INFO	_IOR(KPROG_IOC_MAGIC, 8, struct kprog_info)
+#define KPROG_IOC_CHAN_OPEN	_IOWR(KPROG_IOC_MAGIC, 9, struct kprog_chan_open)
+#define KPROG_IOC_CHAN_DRAIN	_IOW(KPROG_IOC_MAGIC, 10, struct kprog_chan_drain)
+/* KPROG_IOC_KICK: bump the event count of rank *arg and wake it. */
+#define KPROG_IOC_KICK		_IOW(KPROG_IOC_MAGIC, 11, __u32)
 
 /*
  * Generic netlink family KPROG_GENL_NAME: per-CPU progression accounting

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User-space side of a kprog fast-path channel: the producer's and the
+ * consumers' steps of the protocol described in include/uapi/linux/kprog.h.
+ */
+#include <string.h>
+#include "chan.h"
+
+void kp_dir_init(struct kp_dir *d, void *base, const struct kprog_chan_open *co, int dir)
+{
+	d->h = &((struct kprog_chan_hdr *)base)->dir[dir];
+	d->ring = (unsigned char *)base + KPROG_CHAN_DATA_OFFSET + (size_t)dir * co->ring_bytes;
+	d->mask = co->ring_bytes - 1;
+	d->max_msg = co->max_msg;
+}
+
+void *kp_dir_reserve(struct kp_dir *d, uint32_t len, uint32_t context, int32_t tag)
+{
+	uint64_t prod = d->h->prod;	/* only we write it */
+	uint64_t cons = __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
+	uint64_t size = KPROG_CHAN_REC_SIZE(len), ring = (uint64_t)d->mask + 1;
+	uint64_t off = prod & d->mask, pad = 0;
+	struct kprog_chan_rec *r;
+
+	if (len > d->max_msg)
+		return NULL;
+	if (off + size > ring)
+		pad = ring - off;	/* the record starts at the ring's start */
+	if (prod + pad + size - cons > ring)
+		return NULL;
+	if (pad) {
+		r = (struct kprog_chan_rec *)(d->ring + off);
+		r->flags = KPROG_REC_PAD;
+		r->len = 0;
+		r->state = KPROG_REC_DONE;
+		/* publish the pad alone: the record follows at offset 0 */
+		__atomic_store_n(&d->h->prod, prod + pad, __ATOMIC_RELEASE);
+		prod += pad;
+	}
+	r = (struct kprog_chan_rec *)(d->ring + (prod & d->mask));
+	r->state = KPROG_REC_NEW;
+	r->flags = 0;
+	r->len = len;
+	r->context = context;
+	r->tag = tag;
+	r->__pad = 0;
+	return r + 1;
+}
+
+void kp_dir_publish(struct kp_dir *d)
+{
+	uint64_t prod = d->h->prod;
+	struct kprog_chan_rec *r = (struct kprog_chan_rec *)(d->ring + (prod & d->mask));
+
+	d->h->msgs++;
+	d->h->bytes += r->len;
+	/* header and payload before the index: pairs with consumers' acquire */
+	__atomic_store_n(&d->h->prod, prod + KPROG_CHAN_REC_SIZE(r->len), __ATOMIC_RELEASE);
+}
+
+struct kprog_chan_rec *kp_dir_rec(const struct kp_dir *d, uint64_t pos, uint64_t prod,
+				  uint64_t *size)
+{
+	uint64_t off = pos & d->mask, ring = (uint64_t)d->mask + 1;
+	struct kprog_chan_rec *r = (struct kprog_chan_rec *)(d->ring + off);
+	uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_RELAXED);
+	uint32_t len = __atomic_load_n(&r->len, __ATOMIC_RELAXED);
+
+	if (flags & KPROG_REC_PAD)
+		*size = ring - off;
+	else if (len > d->max_msg)
+		*size = 0;
+	else
+		*size = KPROG_CHAN_REC_SIZE(len);
+	if (off + *size > ring || prod - pos < *size || pos % KPROG_CHAN_REC_ALIGN)
+		*size = 0;
+	return r;
+}
+
+uint64_t kp_dir_release(struct kp_dir *d)
+{
+	uint64_t cons, prod, size;
+	struct kprog_chan_rec *r;
+	unsigned int n;
+
+	for (n = (d->mask + 1) / KPROG_CHAN_REC_ALIGN; n; n--) {
+		cons = __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
+		prod = kp_dir_prod(d);
+		if (cons == prod)
+			return cons;
+		r = kp_dir_rec(d, cons, prod, &size);
+		if (!size)
+			return cons;
+		if (!(r->flags & KPROG_REC_PAD) && kp_rec_state(r) != KPROG_REC_DONE)
+			return cons;
+		__atomic_compare_exchange_n(&d->h->cons, &cons, cons + size, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	}
+	return __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
+}

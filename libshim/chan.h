@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * User-space side of a kprog fast-path channel (include/uapi/linux/kprog.h
+ * has the layout and the protocol): write records as the producer, find,
+ * take and release records as the consumer. No MPI, no system calls:
+ * the shim and the selftests use it alike.
+ */
+#ifndef KPROG_SHIM_CHAN_H
+#define KPROG_SHIM_CHAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/kprog.h>
+
+/* One direction of a mapped channel as one endpoint sees it. */
+struct kp_dir {
+	struct kprog_chan_dir *h;	/* shared header of the direction */
+	unsigned char *ring;		/* its data ring */
+	uint32_t mask;			/* ring_bytes - 1 */
+	uint32_t max_msg;		/* largest payload */
+};
+
+/* Map one direction of a channel region (base = mmap() result). */
+void kp_dir_init(struct kp_dir *d, void *base, const struct kprog_chan_open *co, int dir);
+
+/*
+ * Producer: reserve room for a record of len bytes. Returns the payload
+ * to fill, or NULL when the ring has no room (or len is too large).
+ * kp_dir_publish() then makes it visible; nothing else may be reserved
+ * in between.
+ */
+void *kp_dir_reserve(struct kp_dir *d, uint32_t len, uint32_t context, int32_t tag);
+void kp_dir_publish(struct kp_dir *d);
+
+/* Bytes the producer has published. */
+static inline uint64_t kp_dir_prod(const struct kp_dir *d)
+{
+	return __atomic_load_n(&d->h->prod, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Consumer: the record at position pos (cons <= pos < prod), its size in
+ * the ring, or 0 if it is malformed (then stop using the channel).
+ */
+struct kprog_chan_rec *kp_dir_rec(const struct kp_dir *d, uint64_t pos, uint64_t prod,
+				  uint64_t *size);
+
+/* NEW -> TAKEN; false if someone (the kernel) took it first. */
+static inline bool kp_rec_take(struct kprog_chan_rec *r)
+{
+	uint32_t want = KPROG_REC_NEW;
+
+	return __atomic_compare_exchange_n(&r->state, &want, KPROG_REC_TAKEN, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* The payload is read: the record may be released. */
+static inline void kp_rec_done(struct kprog_chan_rec *r)
+{
+	__atomic_store_n(&r->state, KPROG_REC_DONE, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t kp_rec_state(const struct kprog_chan_rec *r)
+{
+	return __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+}
+
+static inline void *kp_rec_payload(struct kprog_chan_rec *r)
+{
+	return r + 1;
+}
+
+/* Advance cons past DONE and PAD records; returns the new cons. */
+uint64_t kp_dir_release(struct kp_dir *d);
+
+#endif

@@ -1,0 +1,712 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The small-message fast path (seed 004's "send immediate" / "receive
+ * immediate"): messages up to the channel limit go between two processes
+ * of the node through a kprog channel (chan.c, include/uapi/linux/kprog.h)
+ * with no system call, and are matched here, in user space.
+ *
+ * Matching stays MPI's because of three rules (docs/DESIGN.md has the
+ * reasoning):
+ *  1. Order per sender. A channel is a FIFO per sender; a message of the
+ *     same sender that goes through the kernel makes the kernel drain the
+ *     channel first. So every message the kernel holds of a sender is
+ *     older than every record still in its channel: a record is taken
+ *     here only while the kernel holds nothing of that sender (src.held)
+ *     and no older record is being drained (KPROG_REC_KTAKEN).
+ *  2. Order of posted receives. Receives posted here (user-posted, only
+ *     small ones) are always younger than every receive in the kernel:
+ *     before a receive goes to the kernel, all user-posted ones go first,
+ *     in order. A record that a receive in the kernel could take is
+ *     drained into the kernel (KPROG_IOC_CHAN_DRAIN), not matched here.
+ *  3. Anything unclear goes to the kernel, which sees both paths: when the
+ *     kernel holds messages a user-posted receive could want (an arrival
+ *     event with unexp > 0), the user-posted receives move to the kernel.
+ * Large messages, synchronous sends and whatever the fast path declines
+ * use the kernel path exactly as before.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include "shim.h"
+#include "chan.h"
+
+enum { PEER_UNKNOWN, PEER_NONE, PEER_MAPPED };
+
+struct kp_peer {
+	uint8_t state;		/* PEER_* */
+	bool broken;		/* a malformed record: no more matching here */
+	struct kp_dir tx, rx;
+	void *map;
+	size_t map_bytes;
+	uint64_t scan;		/* rx records below this were matched against */
+	uint64_t seen_prod;	/* rx prod at the last poll */
+};
+
+static struct kp_peer *peers;		/* by world rank */
+static int *active;			/* world ranks of mapped peers */
+static int nactive, rr;			/* rr: round robin for ANY_SOURCE */
+static uint32_t seen_chan_gen, seen_events;
+static struct kp_req *uhead, *utail;	/* user-posted receives, in order */
+static bool fast_on;
+static uint32_t fast_limit;
+static struct kprog_src *src_state;	/* kernel-written, per rank */
+static struct kp_fast_stats fstats;
+
+bool kp_fast_active(void)
+{
+	return fast_on;
+}
+
+const struct kp_fast_stats *kp_fast_stats(void)
+{
+	return &fstats;
+}
+
+void kp_fast_init(const struct kprog_info *info)
+{
+	fast_on = false;
+	if (!(info->features & KPROG_FEAT_FASTPATH) || !info->fast_limit ||
+	    !kp.ring->src_offset || kp.ring->nr_src != (uint32_t)kp.world_size)
+		return;
+	peers = calloc(kp.world_size, sizeof(*peers));
+	active = calloc(kp.world_size, sizeof(*active));
+	if (!peers || !active) {
+		free(peers);
+		free(active);
+		peers = NULL;
+		active = NULL;
+		return;
+	}
+	src_state = (struct kprog_src *)((char *)kp.ring + kp.ring->src_offset);
+	fast_limit = info->fast_limit;
+	seen_events = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
+	fast_on = true;
+}
+
+void kp_fast_fini(void)
+{
+	int i;
+
+	if (!peers)
+		return;
+	for (i = 0; i < nactive; i++)
+		munmap(peers[active[i]].map, peers[active[i]].map_bytes);
+	free(peers);
+	free(active);
+	peers = NULL;
+	active = NULL;
+	nactive = 0;
+	fast_on = false;
+}
+
+/* ---- channels ---- */
+
+static bool peer_map(int w)
+{
+	struct kp_peer *p = &peers[w];
+	struct kprog_chan_open co = { .peer = (uint32_t)w };
+	void *m;
+
+	if (p->state != PEER_UNKNOWN)
+		return p->state == PEER_MAPPED;
+	if (w == kp.world_rank || !kp.local[w] || ioctl(kp.fd, KPROG_IOC_CHAN_OPEN, &co) < 0) {
+		/* ENOTCONN (not joined yet): ask again later */
+		if (w == kp.world_rank || !kp.local[w] || errno != ENOTCONN)
+			p->state = PEER_NONE;
+		return false;
+	}
+	m = mmap(NULL, co.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, kp.fd, (off_t)co.offset);
+	if (m == MAP_FAILED) {
+		p->state = PEER_NONE;
+		return false;
+	}
+	p->map = m;
+	p->map_bytes = co.bytes;
+	kp_dir_init(&p->tx, m, &co, (int)co.tx);
+	kp_dir_init(&p->rx, m, &co, 1 - (int)co.tx);
+	p->scan = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);
+	p->state = PEER_MAPPED;
+	active[nactive++] = w;
+	kp_log(2, "fast path with rank %d: %u-byte rings, messages up to %u bytes", w,
+	       co.ring_bytes, co.max_msg);
+	return true;
+}
+
+/* Map the channels peers opened to us since we last looked. */
+static void map_new(void)
+{
+	uint32_t gen = __atomic_load_n(&kp.ring->chan_gen, __ATOMIC_ACQUIRE);
+	int w;
+
+	if (gen == seen_chan_gen)
+		return;
+	seen_chan_gen = gen;
+	for (w = 0; w < kp.world_size; w++)
+		if (peers[w].state == PEER_UNKNOWN &&
+		    (__atomic_load_n(&src_state[w].flags, __ATOMIC_ACQUIRE) & KPROG_SRC_CHAN))
+			peer_map(w);
+}
+
+static uint32_t held(int w)
+{
+	return __atomic_load_n(&src_state[w].held, __ATOMIC_ACQUIRE);
+}
+
+static void chan_drain(int w)
+{
+	struct kprog_chan_drain d = { .peer = w };
+
+	fstats.drains++;
+	while (ioctl(kp.fd, KPROG_IOC_CHAN_DRAIN, &d) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- payload <-> buffer ---- */
+
+static size_t pack_into(void *dst, const void *buf, int count, MPI_Datatype type,
+			const struct kp_layout *l, size_t bytes)
+{
+	if (!bytes)
+		return 0;
+	if (l->flat && l->nseg == 1 && (count == 1 || l->segs[0].len == l->extent))
+		memcpy(dst, (const char *)buf + l->segs[0].off, bytes);
+	else if (l->flat)
+		kp_gather(l, buf, count, dst, bytes);
+	else
+		kp_pack(l, buf, count, type, dst);
+	return bytes;
+}
+
+/* Copy a payload into a receive buffer; returns the MPI error code. */
+static int unpack_from(const void *src, size_t len, void *buf, int count, MPI_Datatype type,
+		       size_t *got)
+{
+	struct kp_layout *l;
+	size_t cap, n;
+
+	*got = 0;
+	if (!len)
+		return MPI_SUCCESS;
+	if (count == 0)
+		return MPI_ERR_TRUNCATE;
+	l = kp_layout_get(type);
+	cap = (size_t)l->size * (size_t)count;
+	n = len < cap ? len : cap;
+	if (n) {
+		if (l->flat && l->nseg == 1 && (count == 1 || l->segs[0].len == l->extent))
+			memcpy((char *)buf + l->segs[0].off, src, n);
+		else if (l->flat)
+			kp_scatter(l, buf, count, src, n);
+		else
+			kp_unpack(l, src, n, buf, type);
+	}
+	kp_layout_put(l);
+	*got = n;
+	return len > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+}
+
+static void status_fill(MPI_Status *st, struct kp_comm *c, int w, int tag, size_t got, int err)
+{
+	if (st == MPI_STATUS_IGNORE)
+		return;
+	st->MPI_SOURCE = c->w2c[w];
+	st->MPI_TAG = tag;
+	st->_cancelled = 0;
+	st->_ucount = got;
+	st->MPI_ERROR = err;
+}
+
+/* ---- sends ---- */
+
+int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype type, int dest,
+		 int tag, int mode)
+{
+	struct kp_layout *l;
+	struct kp_peer *p;
+	size_t bytes;
+	void *pl;
+	int w;
+
+	if (!fast_on || mode == M_SYNC || dest == MPI_PROC_NULL || kp_deferred_sends())
+		return 0;
+	w = c->c2w[dest];
+	p = &peers[w];
+	if (p->state != PEER_MAPPED && !peer_map(w))
+		return 0;
+	if (__atomic_load_n(&p->tx.h->closed, __ATOMIC_RELAXED))
+		return 0;
+	if (count == 0) {
+		bytes = 0;
+		l = NULL;
+	} else {
+		l = kp_layout_get(type);
+		bytes = (size_t)l->size * (size_t)count;
+	}
+	if (bytes > fast_limit || bytes > p->tx.max_msg) {
+		kp_layout_put(l);
+		return 0;
+	}
+	pl = kp_dir_reserve(&p->tx, (uint32_t)bytes, c->ctx, tag);
+	if (!pl) {
+		fstats.full++;
+		kp_layout_put(l);
+		return 0;
+	}
+	if (bytes)
+		pack_into(pl, buf, count, type, l, bytes);
+	kp_layout_put(l);
+	kp_dir_publish(&p->tx);
+	fstats.sent++;
+	/* The record before the flag: pairs with the receiver's fence. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&p->tx.h->waiting, __ATOMIC_RELAXED)) {
+		uint32_t r = (uint32_t)w;
+
+		fstats.kicks++;
+		ioctl(kp.fd, KPROG_IOC_KICK, &r);
+	}
+	return 1;
+}
+
+/* ---- the kernel's receives, and moving ours there ---- */
+
+/* Would a receive in the kernel take a message (ctx, w, tag)? */
+static bool kernel_wants(uint32_t ctx, int w, int tag)
+{
+	const struct kp_req *r;
+
+	for (r = kp_kernel_recvs(); r; r = r->knext) {
+		const struct kprog_post *po = &r->post;
+
+		if (r->mrecv || po->context != ctx)
+			continue;
+		if ((po->peer == KPROG_ANY_SOURCE || po->peer == w) &&
+		    (po->tag == KPROG_ANY_TAG || po->tag == tag))
+			return true;
+	}
+	return false;
+}
+
+static void upost_unlink(struct kp_req *r)
+{
+	if (r->uprev)
+		r->uprev->unext = r->unext;
+	else
+		uhead = r->unext;
+	if (r->unext)
+		r->unext->uprev = r->uprev;
+	else
+		utail = r->uprev;
+	r->unext = r->uprev = NULL;
+	r->upost = false;
+}
+
+void kp_fast_to_kernel(void)
+{
+	struct kp_req *r;
+
+	while ((r = uhead)) {
+		upost_unlink(r);
+		r->state = RS_INACTIVE;
+		fstats.to_kernel++;
+		if (kp_post_kernel(r) != MPI_SUCCESS) {
+			struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1,
+						 .tag = r->tag, .error = -ENOMEM };
+
+			r->state = RS_ACTIVE;
+			kp_complete(r, &cqe);
+		}
+	}
+}
+
+/* ---- receives ---- */
+
+/* Does record rec of world rank w match receive envelope (ctx, source, tag)? */
+static bool rec_match(const struct kprog_chan_rec *rec, uint32_t ctx, int tag)
+{
+	return rec->context == ctx && (tag == MPI_ANY_TAG || tag == rec->tag);
+}
+
+enum { FOUND, NONE, KERNEL };
+
+/*
+ * The oldest record of w's channel that matches (ctx, tag) and may be
+ * taken here. KERNEL: the kernel holds (or is taking) older messages of
+ * w, or a receive in the kernel wants the record: ask the kernel.
+ */
+static int find_rec(int w, uint32_t ctx, int tag, struct kprog_chan_rec **out)
+{
+	struct kp_peer *p = &peers[w];
+	uint64_t pos, prod, size, cons, end;
+	struct kprog_chan_rec *rec;
+	bool ktaken = false;
+
+	if (p->state != PEER_MAPPED || p->broken)
+		return held(w) || p->broken ? KERNEL : NONE;
+	prod = kp_dir_prod(&p->rx);
+	cons = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);
+	/*
+	 * Records past the last poll were not matched against the receives
+	 * posted here yet: an older one of those may want them first.
+	 */
+	end = uhead ? p->scan : prod;
+	if ((int64_t)(end - cons) < 0)
+		end = cons;
+	for (pos = cons; pos != end; pos += size) {
+		rec = kp_dir_rec(&p->rx, pos, prod, &size);
+		if (!size) {
+			p->broken = true;
+			return KERNEL;
+		}
+		if (rec->flags & KPROG_REC_PAD)
+			continue;
+		switch (kp_rec_state(rec)) {
+		case KPROG_REC_KTAKEN:
+			ktaken = true;
+			continue;
+		case KPROG_REC_NEW:
+			break;
+		default:
+			continue;
+		}
+		if (!rec_match(rec, ctx, tag))
+			continue;
+		if (ktaken || held(w))
+			return KERNEL;
+		if (kp_kernel_recvs() && kernel_wants(rec->context, w, rec->tag)) {
+			chan_drain(w);
+			return KERNEL;
+		}
+		*out = rec;
+		return FOUND;
+	}
+	return held(w) ? KERNEL : NONE;
+}
+
+/* Take rec of w into (buf, count, type); false if the kernel took it first. */
+static bool take_rec(struct kprog_chan_rec *rec, int w, struct kp_comm *c, void *buf, int count,
+		     MPI_Datatype type, MPI_Status *st, int *err)
+{
+	size_t got;
+
+	if (!kp_rec_take(rec))
+		return false;
+	*err = unpack_from(kp_rec_payload(rec), rec->len, buf, count, type, &got);
+	status_fill(st, c, w, rec->tag, got, *err);
+	kp_rec_done(rec);
+	kp_dir_release(&peers[w].rx);
+	fstats.received++;
+	return true;
+}
+
+/*
+ * Receive immediate: take the message a receive (source, tag) on c would
+ * get now, from the channels. 1: done (st, *err filled); 0: not here.
+ */
+static int recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
+		    int tag, MPI_Status *st, int *err)
+{
+	struct kprog_chan_rec *rec;
+	int i, w, res;
+
+	if (!fast_on || kp_deferred_recvs())
+		return 0;
+	map_new();
+	if (source != MPI_ANY_SOURCE) {
+		w = c->c2w[source];
+		if (peers[w].state != PEER_MAPPED && !peer_map(w))
+			return 0;
+		for (;;) {
+			if (find_rec(w, c->ctx, tag, &rec) != FOUND)
+				return 0;
+			if (take_rec(rec, w, c, buf, count, type, st, err))
+				return 1;
+		}
+	}
+	if (__atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE))
+		return 0;	/* the kernel may hold an older message of the winner */
+	for (i = 0; i < nactive; i++) {
+		w = active[(rr + i) % nactive];
+		if (c->w2c[w] < 0)
+			continue;
+		res = find_rec(w, c->ctx, tag, &rec);
+		if (res == KERNEL)
+			return 0;
+		if (res == FOUND && take_rec(rec, w, c, buf, count, type, st, err)) {
+			rr = (rr + i + 1) % nactive;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int kp_fast_recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
+		     int tag, MPI_Status *st, int *err)
+{
+	if (source == MPI_PROC_NULL)
+		return 0;
+	return recv_now(c, buf, count, type, source, tag, st, err);
+}
+
+bool kp_fast_try_recv(struct kp_req *r)
+{
+	int err;
+
+	if (r->mrecv || r->proc_null)
+		return false;
+	if (!recv_now(r->comm, r->buf, r->count, r->type, r->peer, r->tag, &r->status, &err))
+		return false;
+	r->err = err;
+	r->state = RS_COMPLETE;
+	if (r->user_freed)
+		kp_req_release(r);
+	return true;
+}
+
+bool kp_fast_upost(struct kp_req *r)
+{
+	size_t cap = 0;
+	int w;
+
+	if (!fast_on || r->mrecv || kp_deferred_recvs())
+		return false;
+	if (r->count) {
+		struct kp_layout *l = kp_layout_get(r->type);
+
+		cap = (size_t)l->size * (size_t)r->count;
+		kp_layout_put(l);
+	}
+	if (cap > fast_limit)
+		return false;	/* may need a rendezvous: the kernel drives it */
+	if (r->peer == MPI_ANY_SOURCE) {
+		if (__atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE))
+			return false;
+	} else {
+		w = r->comm->c2w[r->peer];
+		if (peers[w].state != PEER_MAPPED && !peer_map(w))
+			return false;	/* messages of w come through the kernel */
+		if (held(w) || peers[w].broken ||
+		    (__atomic_load_n(&src_state[w].flags, __ATOMIC_ACQUIRE) & KPROG_SRC_LEFT))
+			return false;
+	}
+	r->upost = true;
+	r->uprev = utail;
+	r->unext = NULL;
+	if (utail)
+		utail->unext = r;
+	else
+		uhead = r;
+	utail = r;
+	r->cap = cap;
+	r->state = RS_ACTIVE;
+	fstats.uposted++;
+	return true;
+}
+
+int kp_fast_cancel(struct kp_req *r)
+{
+	struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1, .tag = r->tag,
+				 .error = -ECANCELED, .flags = KPROG_CQE_CANCELLED };
+
+	if (!r->upost)
+		return 0;
+	upost_unlink(r);
+	kp_complete(r, &cqe);
+	return 1;
+}
+
+/* A user-posted receive takes record rec of w. */
+static void deliver_upost(struct kp_req *r, struct kprog_chan_rec *rec, int w)
+{
+	int err;
+
+	upost_unlink(r);
+	if (!take_rec(rec, w, r->comm, r->buf, r->count, r->type, &r->status, &err)) {
+		/* the kernel took it: everything goes through the kernel now */
+		r->upost = true;
+		r->uprev = NULL;
+		r->unext = uhead;
+		if (uhead)
+			uhead->uprev = r;
+		else
+			utail = r;
+		uhead = r;
+		kp_fast_to_kernel();
+		return;
+	}
+	r->err = err;
+	r->state = RS_COMPLETE;
+	if (r->user_freed || r->internal)
+		kp_req_release(r);
+}
+
+/* Match the new records of w against the user-posted receives. */
+static void poll_peer(int w)
+{
+	struct kp_peer *p = &peers[w];
+	uint64_t pos, prod, size;
+	struct kprog_chan_rec *rec;
+	struct kp_req *r;
+	bool ktaken = false;
+
+	prod = kp_dir_prod(&p->rx);
+	p->seen_prod = prod;
+	if (p->scan == prod || p->broken)
+		return;
+	for (pos = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE); pos != prod; pos += size) {
+		rec = kp_dir_rec(&p->rx, pos, prod, &size);
+		if (!size) {
+			p->broken = true;
+			kp_fast_to_kernel();
+			return;
+		}
+		if (rec->flags & KPROG_REC_PAD)
+			continue;
+		if (kp_rec_state(rec) == KPROG_REC_KTAKEN)
+			ktaken = true;
+		if (kp_rec_state(rec) != KPROG_REC_NEW || pos < p->scan)
+			continue;
+		if (kp_kernel_recvs() && kernel_wants(rec->context, w, rec->tag)) {
+			chan_drain(w);	/* the kernel matches it, and the rest */
+			p->scan = kp_dir_prod(&p->rx);
+			return;
+		}
+		for (r = uhead; r; r = r->unext)
+			if ((r->peer == MPI_ANY_SOURCE || r->comm->c2w[r->peer] == w) &&
+			    r->comm->w2c[w] >= 0 && rec_match(rec, r->comm->ctx, r->tag))
+				break;
+		if (!r)
+			continue;	/* unexpected: it waits in the channel */
+		if (ktaken || held(w)) {
+			kp_fast_to_kernel();	/* older messages of w are in the kernel */
+			p->scan = kp_dir_prod(&p->rx);
+			return;
+		}
+		deliver_upost(r, rec, w);
+	}
+	p->scan = prod;
+	kp_dir_release(&p->rx);
+}
+
+void kp_fast_poll(void)
+{
+	uint32_t ev;
+	int i;
+
+	if (!fast_on)
+		return;
+	map_new();
+	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
+	if (ev != seen_events) {
+		seen_events = ev;
+		/* the kernel holds messages: let it match the user-posted receives */
+		if (uhead && __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE))
+			kp_fast_to_kernel();
+		else if (uhead)
+			for (struct kp_req *r = uhead; r; r = r->unext)
+				if (r->peer != MPI_ANY_SOURCE &&
+				    (__atomic_load_n(&src_state[r->comm->c2w[r->peer]].flags,
+						     __ATOMIC_ACQUIRE) & KPROG_SRC_LEFT)) {
+					kp_fast_to_kernel();	/* it fails them or delivers */
+					break;
+				}
+	}
+	for (i = 0; i < nactive; i++)
+		poll_peer(active[i]);
+}
+
+bool kp_fast_news(void)
+{
+	int i;
+
+	if (!fast_on)
+		return false;
+	if (__atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE) != seen_events)
+		return true;
+	for (i = 0; i < nactive; i++)
+		if (kp_dir_prod(&peers[active[i]].rx) != peers[active[i]].seen_prod)
+			return true;
+	return false;
+}
+
+void kp_fast_waiting(bool on)
+{
+	int i;
+
+	for (i = 0; i < nactive; i++)
+		__atomic_store_n(&peers[active[i]].rx.h->waiting, on ? 1 : 0, __ATOMIC_RELAXED);
+	/* The flag before the last look at the channels: pairs with the senders' fence. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* ---- probes ---- */
+
+int kp_fast_probe(struct kp_comm *c, int source, int tag, struct kp_req *m, int *found,
+		  MPI_Status *st)
+{
+	struct kprog_chan_rec *rec;
+	int i, w, res;
+
+	if (!fast_on || kp_deferred_recvs())
+		return 0;
+	map_new();
+	if (source != MPI_ANY_SOURCE) {
+		w = c->c2w[source];
+		if (peers[w].state != PEER_MAPPED && !peer_map(w))
+			return 0;
+		res = find_rec(w, c->ctx, tag, &rec);
+	} else {
+		if (__atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE))
+			return 0;
+		res = NONE;
+		for (i = 0; i < nactive && res == NONE; i++) {
+			w = active[(rr + i) % nactive];
+			if (c->w2c[w] >= 0)
+				res = find_rec(w, c->ctx, tag, &rec);
+		}
+	}
+	if (res == KERNEL)
+		return 0;
+	*found = res == FOUND;
+	if (!*found)
+		return 1;
+	if (!m) {
+		status_fill(st, c, w, rec->tag, rec->len, MPI_SUCCESS);
+		return 1;
+	}
+	/* Mprobe: the message leaves the channel into the message handle. */
+	if (!kp_rec_take(rec))
+		return 0;
+	m->tmp = malloc(rec->len ? rec->len : 1);
+	if (!m->tmp) {
+		kp_logf("out of memory for a probed message");
+		abort();
+	}
+	memcpy(m->tmp, kp_rec_payload(rec), rec->len);
+	m->tmp_bytes = rec->len;
+	m->umsg = true;
+	status_fill(&m->status, c, w, rec->tag, rec->len, MPI_SUCCESS);
+	status_fill(st, c, w, rec->tag, rec->len, MPI_SUCCESS);
+	kp_rec_done(rec);
+	kp_dir_release(&peers[w].rx);
+	fstats.received++;
+	return 1;
+}
+
+int kp_fast_mrecv(struct kp_req *m, void *buf, int count, MPI_Datatype type, MPI_Status *st)
+{
+	size_t got;
+	int err = unpack_from(m->tmp, m->tmp_bytes, buf, count, type, &got);
+
+	if (st != MPI_STATUS_IGNORE) {
+		int e = st->MPI_ERROR;
+
+		*st = m->status;
+		st->_ucount = got;
+		st->MPI_ERROR = e;	/* single status: left alone, as Open MPI does */
+	}
+	return err;
+}

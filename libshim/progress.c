@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Progress and waiting: one call makes everything of kprog move that can
+ * move in user space (ring completions, deferred posts, fast-path
+ * channels); blocking calls spin on that for an adaptive time (spin.h)
+ * and then sleep in the kernel until a completion, an event (a message
+ * the kernel queued, a departure, a new channel) or a sender's kick.
+ */
+#include <dlfcn.h>
+#include <sched.h>
+#include "shim.h"
+
+static bool in_progress;
+
+void kp_progress(void)
+{
+	if (!kp.active || in_progress)
+		return;
+	in_progress = true;
+	kp_ring_drain();
+	kp_deferred_flush();
+	kp_fast_poll();
+	in_progress = false;
+}
+
+/*
+ * Open MPI's own blocking calls (collectives, waits on its requests) spin
+ * in opal_progress(); receives posted in user space and completions of
+ * ours must move meanwhile too, or a peer's synchronous send to such a
+ * receive would wait for the application's next call into kprog.
+ */
+typedef int (*opal_cb_t)(void);
+static int (*opal_unregister)(opal_cb_t);
+
+static int opal_cb(void)
+{
+	kp_progress();
+	return 0;
+}
+
+void kp_progress_hook(bool on)
+{
+	int (*reg)(opal_cb_t);
+
+	if (on) {
+		reg = (int (*)(opal_cb_t))dlsym(RTLD_DEFAULT, "opal_progress_register");
+		opal_unregister = (int (*)(opal_cb_t))dlsym(RTLD_DEFAULT,
+							    "opal_progress_unregister");
+		if (reg && opal_unregister && reg(opal_cb) == 0)
+			return;
+		opal_unregister = NULL;
+		kp_log(1, "opal_progress_register not found: receives posted in user space move only in kprog's calls");
+	} else if (opal_unregister) {
+		opal_unregister(opal_cb);
+		opal_unregister = NULL;
+	}
+}
+
+/* Open MPI's progress engine, for its own requests while we sleep. */
+static void ompi_kick(void)
+{
+	int flag;
+
+	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, kp.node_comm, &flag, MPI_STATUS_IGNORE);
+}
+
+/* Sleep until something happens; the caller polls again afterwards. */
+static void nap(struct kp_wait *w, bool ompi_pending)
+{
+	uint32_t ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
+
+	kp_fast_waiting(true);
+	/* Last look after asking to be kicked: a sender may have missed the flag. */
+	if (!kp_fast_news() && __atomic_load_n(&kp.ring->tail, __ATOMIC_ACQUIRE) ==
+			       kp.ring->head) {
+		w->slept = true;
+		kp_sleep_events(ompi_pending ? 50000 : 1000000, ev);
+	}
+	kp_fast_waiting(false);
+	if (!ompi_pending)
+		ompi_kick();
+}
+
+/*
+ * One idle step of a blocking call: spin for the adaptive limit, then
+ * sleep. While the kernel has work for this process (a transfer into one
+ * of its receives), the spinner yields now and then so that a kernel
+ * worker competing for this CPU gets it.
+ */
+void kp_wait_step(struct kp_wait *w, bool ompi_pending)
+{
+	uint64_t now = kp_now_ns();
+
+	if (!w->t0) {
+		w->t0 = now;
+		return;
+	}
+	if (now - w->t0 < kp.spin.limit_ns) {
+		static uint64_t last_yield;
+
+		if (w->kernel_work && now - last_yield > 8000) {
+			sched_yield();
+			last_yield = now;
+		}
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+		return;
+	}
+	nap(w, ompi_pending);
+}
+
+void kp_wait_end(struct kp_wait *w)
+{
+	if (w->t0)
+		kp_spin_record(&kp.spin, kp_now_ns() - w->t0, w->slept);
+}
+
+/* Block until r completes. */
+void kp_wait_one(struct kp_req *r)
+{
+	struct kp_wait w = { .kernel_work = r->in_kernel || r->kind == KR_SEND };
+
+	for (;;) {
+		kp_progress();
+		if (r->state == RS_COMPLETE || r->state == RS_INACTIVE || r->state == RS_FREE)
+			break;
+		kp_wait_step(&w, false);
+	}
+	kp_wait_end(&w);
+}

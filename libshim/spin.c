@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Adaptive spin limit of blocking calls (see spin.h for the policy).
+ */
+#include "spin.h"
+
+void kp_spin_init(struct kp_spin *s, long fixed_us, long min_us, long max_us, long start_us)
+{
+	*s = (struct kp_spin){ 0 };
+	if (fixed_us >= 0) {
+		s->fixed = true;
+		s->limit_ns = s->min_ns = s->max_ns = (uint64_t)fixed_us * 1000;
+		return;
+	}
+	if (min_us < 0)
+		min_us = 0;
+	if (max_us < min_us)
+		max_us = min_us;
+	if (start_us < min_us)
+		start_us = min_us;
+	if (start_us > max_us)
+		start_us = max_us;
+	s->min_ns = (uint64_t)min_us * 1000;
+	s->max_ns = (uint64_t)max_us * 1000;
+	s->limit_ns = (uint64_t)start_us * 1000;
+}
+
+static void set_limit(struct kp_spin *s, uint64_t v)
+{
+	if (v < s->min_ns)
+		v = s->min_ns;
+	if (v > s->max_ns)
+		v = s->max_ns;
+	if (v > s->limit_ns)
+		s->grew++;
+	else if (v < s->limit_ns)
+		s->shrank++;
+	s->limit_ns = v;
+}
+
+void kp_spin_record(struct kp_spin *s, uint64_t wait_ns, bool slept)
+{
+	s->waits++;
+	if (slept)
+		s->slept++;
+	if (s->fixed)
+		return;
+	if (!slept) {
+		/* covered: keep at least twice what it took */
+		if (2 * wait_ns > s->limit_ns)
+			set_limit(s, 2 * wait_ns);
+		return;
+	}
+	/* it slept after spinning limit_ns, so wait_ns >= limit_ns */
+	if (wait_ns <= s->max_ns)
+		set_limit(s, 2 * wait_ns);	/* spinning would have been cheaper */
+	else
+		set_limit(s, s->limit_ns / 2);	/* long waits: sleep early */
+}

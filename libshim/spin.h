@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * How long a blocking call spins before it sleeps in the kernel.
+ *
+ * Spinning costs CPU time the kernel's workers may need; sleeping costs
+ * a wake-up through the scheduler (microseconds on a server, hundreds of
+ * microseconds under emulation) that a short exchange then pays in full.
+ * The limit follows the waits this process has seen: a wait that ended
+ * while spinning at t lets the limit grow to 2t; a wait that had to sleep
+ * but ended within the longest spin we allow makes it grow (spinning
+ * would have been cheaper than the wake-up); a wait that ran longer than
+ * that makes it shrink towards the minimum, so a process whose peers
+ * compute for long stretches sleeps almost at once. No MPI in here.
+ */
+#ifndef KPROG_SHIM_SPIN_H
+#define KPROG_SHIM_SPIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct kp_spin {
+	uint64_t limit_ns;	/* spin this long, then sleep */
+	uint64_t min_ns, max_ns;
+	bool fixed;		/* KPROG_SPIN_US given: no adaptation */
+	/* statistics, for KPROG_VERBOSE */
+	uint64_t waits, slept, grew, shrank;
+};
+
+/*
+ * fixed_us >= 0: always spin that long (the old KPROG_SPIN_US);
+ * fixed_us < 0: adapt between min_us and max_us, starting at start_us.
+ */
+void kp_spin_init(struct kp_spin *s, long fixed_us, long min_us, long max_us, long start_us);
+/* One wait ended after wait_ns; slept: it had to sleep in the kernel. */
+void kp_spin_record(struct kp_spin *s, uint64_t wait_ns, bool slept);
+
+#endif
