@@ -94,13 +94,13 @@ static const char *noisy(const struct lat_row *r)
 	return r && r->st.med > 0 && (r->st.q3 - r->st.q1) / r->st.med > 0.3 ? "!" : " ";
 }
 
-static void cell(const struct lat_row *r, const char *fmt3)
+/* median [q1..q3] and the fastest batch (or slowest rate): 43 columns */
+static void cell(const struct lat_row *r, const char *fmt4)
 {
 	if (r) {
-		printf(fmt3, r->st.med, r->st.q1, r->st.q3);
-		printf("%s", noisy(r));
+		printf(fmt4, r->st.med, r->st.q1, r->st.q3, noisy(r), r->st.min);
 	} else {
-		printf("%33s", "-");
+		printf("%43s", "-");
 	}
 }
 
@@ -147,17 +147,18 @@ static void table_pingpong(const char *dir)
 	if (!n)
 		return;
 	f = dat_open(dir, "pingpong.dat");
-	printf("\n== pingpong: one-way latency (us), ranks 0-1, MPI_Send/MPI_Recv: median [q1..q3] of the batches\n");
-	printf("%8s | %33s | %33s | %9s\n", "size", la, lb, "ratio");
-	printf("%8s | %33s | %33s | %9s\n", "bytes", "median [q1..q3]", "median [q1..q3]", "kp/plain");
+	printf("\n== pingpong: one-way latency (us), ranks 0-1, MPI_Send/MPI_Recv: median [q1..q3] of the batches, min = fastest batch\n");
+	printf("%8s | %43s | %43s | %9s\n", "size", la, lb, "ratio");
+	printf("%8s | %33s %9s | %33s %9s | %9s\n", "bytes", "median [q1..q3]", "min", "median [q1..q3]", "min",
+	       "kp/plain");
 	for (i = 0; i < n; i++) {
 		const struct lat_row *a = lat_find(merged, nmerged, la, "pingpong", 2, "0-1", sz[i]);
 		const struct lat_row *b = lat_find(merged, nmerged, lb, "pingpong", 2, "0-1", sz[i]);
 
 		printf("%8zu | ", sz[i]);
-		cell(a, "%9.3f [%9.3f..%9.3f]");
+		cell(a, "%9.3f [%9.3f..%9.3f]%s %9.3f");
 		printf(" | ");
-		cell(b, "%9.3f [%9.3f..%9.3f]");
+		cell(b, "%9.3f [%9.3f..%9.3f]%s %9.3f");
 		ratio_cell(a, b);
 		printf("\n");
 		if (f) {

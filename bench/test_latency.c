@@ -375,7 +375,7 @@ static void test_table_tool(void)
 	snprintf(cmd, sizeof(cmd), "./latency-table --dat %s --merged %s/merged.csv %s %s", dir, dir, p, k);
 	st = run_tool(cmd, out, sizeof(out));
 	EXPECT(st == 0, "latency-table ran (%d): %s", st, out);
-	EXPECT(strstr(out, "       8 |     2.000 [    1.900..    2.200]  |    20.000 [   19.900..   20.200]  |     10.00"),
+	EXPECT(strstr(out, "       8 |     2.000 [    1.900..    2.200]      1.500 |    20.000 [   19.900..   20.200]     19.500 |     10.00"),
 	       "pingpong line, medians of two runs, ratio 10:\n%s", out);
 	EXPECT(strstr(out, "   4 |     1.500     2.500     4.000 |     1.500     5.000     6.000 |      2.00      1.50"),
 	       "npscale line (min avg max, ratios of avg and max):\n%s", out);
