@@ -25,7 +25,7 @@ void lat_opts_default(struct lat_opts *o)
 	o->window = 64;
 	o->loops = 20;
 	o->reps = 11;
-	o->mr_warmup = 2;
+	o->mr_warmup = 10;
 	o->ack = 4;
 	o->label = "run";
 }
@@ -84,7 +84,7 @@ void lat_usage(FILE *f, const char *prog)
 "  --window W           msgrate: messages per window (default 64)\n"
 "  --loops L            msgrate: windows per repetition (default 20)\n"
 "  --reps R             msgrate: timed repetitions per size (default 11)\n"
-"  --mr-warmup N        msgrate: untimed windows first (default 2)\n"
+"  --mr-warmup N        msgrate: untimed windows first (default 10, as osu_mbw_mr)\n"
 "  --ack BYTES          msgrate: size of the ack after each window (default 4, 0..64)\n"
 "  --time-limit SEC     stop a point (a pair) after the batch or repetition that\n"
 "                       passes SEC seconds, at least 3 done (default 0: none)\n"

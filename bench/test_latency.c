@@ -126,7 +126,7 @@ static void test_opts(void)
 	       o.n_mr == 13 && o.mr_sizes[12] == 4096, "default sizes");
 	EXPECT(o.iters == 1000 && o.iters_large == 100 && o.warmup == 100 && o.warmup_large == 10 &&
 	       o.large == 8192 && o.batches == 20, "osu-like defaults");
-	EXPECT(o.window == 64 && o.ack == 4 && o.reps == 11 && !o.concurrent && o.time_limit == 0 &&
+	EXPECT(o.window == 64 && o.ack == 4 && o.reps == 11 && o.mr_warmup == 10 && o.loops == 20 && !o.concurrent && o.time_limit == 0 &&
 	       !o.csv && !strcmp(o.label, "run") && !o.help, "other defaults");
 
 	EXPECT(parse(&o, err, "pingpong", NULL) == 0 && o.modes == LAT_PINGPONG, "positional mode");
