@@ -1,7 +1,8 @@
 # kprog top-level build. `make` builds everything; `make check` runs all
 # tests (native, then one VM boot) and ends with `N passed, N failed`;
 # `make demo` runs the quick overlap preset with and without kprog in
-# the VM. Both call scripts/setup first, so they work on a fresh machine.
+# the VM; `make microbench` and `make latency` the other benchmarks there.
+# They call scripts/setup first, so they work on a fresh machine.
 
 ifeq ($(KVER),)
 KVER = $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
@@ -13,7 +14,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 USER_DIRS := libshim bench tests/selftests tests/mpi
 
-.PHONY: all module user $(USER_DIRS) setup check check-huge demo microbench checkpatch clean
+.PHONY: all module user $(USER_DIRS) setup check check-huge demo microbench latency checkpatch clean
 
 all: module user
 
@@ -46,6 +47,12 @@ check-huge: setup
 microbench: setup
 	$(MAKE) all
 	scripts/microbench
+
+# seed 004: ping-pong latency, latency vs number of processes, message rate,
+# plain Open MPI and kprog side by side in the VM (quick preset)
+latency: setup
+	$(MAKE) all
+	scripts/latency
 
 checkpatch:
 	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f $$(git ls-files "kmod/*.[ch]" include/uapi/linux/kprog.h)
