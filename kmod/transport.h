@@ -105,6 +105,7 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err);
 /* ---- the registry (xport.c) ---- */
 
 const struct kprog_transport *kprog_xport_for(const struct kprog_peer_ref *peer);
+void kprog_xport_set_net(const struct kprog_transport *xport);
 u32 kprog_xport_mask(void);
 int kprog_xport_init(void);
 void kprog_xport_exit(void);

@@ -16,6 +16,18 @@ static const struct kprog_transport *const kprog_transports[] = {
 static const struct kprog_transport *kprog_net_xport;
 
 /**
+ * kprog_xport_set_net() - install the transport that reaches other nodes
+ * @xport: the network transport, or NULL when it goes away (no device)
+ *
+ * A transport calls it from its init or when its device appears or
+ * leaves; JOIN refuses node maps with remote ranks while none is set.
+ */
+void kprog_xport_set_net(const struct kprog_transport *xport)
+{
+	WRITE_ONCE(kprog_net_xport, xport);
+}
+
+/**
  * kprog_xport_for() - the transport that reaches a peer
  * @peer: a snapshot from kprog_job_peer()
  *
@@ -28,7 +40,7 @@ const struct kprog_transport *kprog_xport_for(const struct kprog_peer_ref *peer)
 	case KPROG_PEER_LOCAL:
 		return &kprog_xport_shm;
 	case KPROG_PEER_REMOTE:
-		return kprog_net_xport;
+		return READ_ONCE(kprog_net_xport);
 	default:
 		return NULL;
 	}
@@ -41,7 +53,7 @@ const struct kprog_transport *kprog_xport_for(const struct kprog_peer_ref *peer)
  */
 u32 kprog_xport_mask(void)
 {
-	return KPROG_XPORT_SHM | (kprog_net_xport ? KPROG_XPORT_IB : 0);
+	return KPROG_XPORT_SHM | (READ_ONCE(kprog_net_xport) ? KPROG_XPORT_IB : 0);
 }
 
 /**
