@@ -82,20 +82,31 @@ static void nap(struct kp_wait *w, bool ompi_pending)
 }
 
 /*
- * One idle step of a blocking call: spin for the adaptive limit, then
- * sleep. While the kernel has work for this process (a transfer into one
- * of its receives), the spinner yields now and then so that a kernel
- * worker competing for this CPU gets it.
+ * One idle step of a blocking call. The spin limit bounds each idle
+ * stretch, not the whole wait: while completions keep coming (a window of
+ * messages streaming in) the caller keeps spinning, and it sleeps only
+ * after the adaptive limit of nothing happening. While the kernel has
+ * work for this process (a transfer into one of its receives) the spinner
+ * yields now and then, so that a kernel worker competing for this CPU
+ * gets it.
  */
 void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 {
 	uint64_t now = kp_now_ns();
 
 	if (!w->t0) {
-		w->t0 = now;
+		w->t0 = w->last = now;
+		w->seen = kp.activity;
 		return;
 	}
-	if (now - w->t0 < kp.spin.limit_ns) {
+	if (kp.activity != w->seen) {
+		/* something moved: this idle stretch is over */
+		kp_spin_record(&kp.spin, now - w->last, w->slept);
+		w->seen = kp.activity;
+		w->last = now;
+		w->slept = false;
+	}
+	if (now - w->last < kp.spin.limit_ns) {
 		static uint64_t last_yield;
 
 		if (w->kernel_work && now - last_yield > 8000) {
@@ -107,13 +118,18 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 #endif
 		return;
 	}
+	if (kp.verbose && !w->dumped && now - w->t0 > 20000000000ull) {
+		w->dumped = true;
+		kp_logf("waiting for 20 s; kprog state:");
+		kp_fast_dump();
+	}
 	nap(w, ompi_pending);
 }
 
 void kp_wait_end(struct kp_wait *w)
 {
 	if (w->t0)
-		kp_spin_record(&kp.spin, kp_now_ns() - w->t0, w->slept);
+		kp_spin_record(&kp.spin, kp_now_ns() - w->last, w->slept);
 }
 
 /* Block until r completes. */
