@@ -53,6 +53,7 @@ extern void *realloc(void *ptr, size_t size);
 extern void *aligned_alloc(size_t alignment, size_t size);
 extern void free(void *ptr);
 extern int printf(const char *fmt, ...);
+extern int mincore(void *addr, size_t length, unsigned char *vec);
 /* AddressSanitizer's symbolizer names the callers in failure messages. */
 extern void __sanitizer_symbolize_pc(void *pc, const char *fmt, char *buf,
 				     size_t size);
@@ -620,12 +621,24 @@ struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][KMALLOC_SHIFT_HIGH + 1];
 /* ---------------------------------------------------------------------
  * User copies
  *
- * User pointers are the test's own pointers; the low MOCK_USER_MIN bytes
- * and anything beyond a 47-bit address space fault.
+ * User pointers are the test's own pointers; the low MOCK_USER_MIN bytes,
+ * anything beyond a 47-bit address space and pages not mapped in the test
+ * process fault.
  */
 static bool uaddr_bad(unsigned long a, unsigned long n)
 {
-	return a < MOCK_USER_MIN || a + n < a || a + n > (1UL << 47) - PAGE_SIZE;
+	unsigned char vec[64];
+	unsigned long p, len;
+
+	if (a < MOCK_USER_MIN || a + n < a || a + n > (1UL << 47) - PAGE_SIZE)
+		return true;
+	/* mincore() fails with ENOMEM on a range that is not all mapped. */
+	for (p = a & PAGE_MASK; p < a + n; p += len) {
+		len = min(PAGE_ALIGN(a + n) - p, sizeof(vec) * PAGE_SIZE);
+		if (mincore((void *)p, len, vec))
+			return true;
+	}
+	return false;
 }
 
 unsigned long _copy_from_user(void *to, const void __user *from,

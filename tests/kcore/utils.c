@@ -338,6 +338,39 @@ u32 kt_ring_count(struct kt_ep *e)
 }
 
 /* ---------------------------------------------------------------------
+ * Internal API helpers (the first to adapt when kmod/ changes)
+ */
+struct kprog_op *kt_op_new(struct kt_ep *e, u64 req_id, bool is_send)
+{
+	struct kprog_post p = { .req_id = req_id, .peer = 0 };
+	struct kprog_op *op;
+
+	mock_set_current(e->proc);
+	op = kprog_op_create(e->ep, &p, is_send);
+	if (IS_ERR(op))
+		kt_fatal(__FILE__, __LINE__, "kprog_op_create: %s",
+			 kt_errname(PTR_ERR(op)));
+	kprog_op_activate(op);
+	return op;
+}
+
+void kt_op_complete(struct kprog_op *op, u64 bytes, int error)
+{
+	struct kprog_cqe c = {
+		.req_id = op->req_id,
+		.bytes = bytes,
+		.error = error,
+	};
+
+	kprog_op_complete(op, &c);
+}
+
+u32 kt_nr_ops(struct kt_ep *e)
+{
+	return READ_ONCE(e->ep->nr_ops);
+}
+
+/* ---------------------------------------------------------------------
  * Data and failure loops
  */
 static u8 pattern(size_t i, unsigned int seed)

@@ -75,6 +75,16 @@ bool kt_pop(struct kt_ep *e, struct kprog_cqe *c);
 /* Completions in the ring not consumed yet. */
 u32 kt_ring_count(struct kt_ep *e);
 
+/*
+ * Internal API of ep.c and ring.c (adapt these when kmod changes): an
+ * operation of @e created and put on its list as a post does, and its
+ * completion as a transport delivers it.
+ */
+struct kprog_op *kt_op_new(struct kt_ep *e, u64 req_id, bool is_send);
+void kt_op_complete(struct kprog_op *op, u64 bytes, int error);
+/* The number of operations charged to @e's max_ops. */
+u32 kt_nr_ops(struct kt_ep *e);
+
 /* Fills @buf with a pattern derived from @seed, and checks it. */
 void kt_fill(void *buf, size_t len, unsigned int seed);
 bool kt_check(const void *buf, size_t len, unsigned int seed);
