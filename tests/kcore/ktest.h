@@ -90,13 +90,13 @@
  * The next completion in @e's ring is for @req_id with @bytes and
  * @error (0 or a negative errno); it is consumed.
  */
-#define EXPECT_CQE(e, req_id, bytes, error) ({				\
+#define EXPECT_CQE(e_, id_, n_, err_) ({				\
 	struct kprog_cqe kt_c_;						\
-	bool kt_ok_ = EXPECT(kt_pop(e, &kt_c_));			\
+	bool kt_ok_ = EXPECT(kt_pop(e_, &kt_c_));			\
 	if (kt_ok_) {							\
-		kt_ok_ &= EXPECT_EQ(kt_c_.req_id, req_id);		\
-		kt_ok_ &= EXPECT_EQ(kt_c_.bytes, bytes);		\
-		kt_ok_ &= EXPECT_ERR(kt_c_.error, error);		\
+		kt_ok_ &= EXPECT_EQ(kt_c_.req_id, id_);			\
+		kt_ok_ &= EXPECT_EQ(kt_c_.bytes, n_);			\
+		kt_ok_ &= EXPECT_ERR(kt_c_.error, err_);		\
 	}								\
 	kt_ok_;								\
 })

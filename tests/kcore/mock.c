@@ -1117,6 +1117,7 @@ static void set_time(ktime_t t)
 
 ktime_t ktime_get(void)
 {
+	set_time(mock_ktime + mock_clock_step);
 	return mock_ktime;
 }
 

@@ -59,7 +59,7 @@ int mock_wakeups_of(struct wait_queue_head *wq);
 
 /* Time: ktime_get() and local_clock() read mock_ktime (ns). */
 extern ktime_t mock_ktime;
-/* Added to mock_ktime by every local_clock() call (default 0). */
+/* Added to mock_ktime by every ktime_get() and local_clock() (default 0). */
 extern u64 mock_clock_step;
 /* Moves time on, with jiffies, and fires the hrtimers that expire. */
 void mock_time_advance(u64 ns);
