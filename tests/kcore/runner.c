@@ -137,14 +137,17 @@ static void on_sigill(int sig, siginfo_t *si, void *uc_)
 	kt_fatal(file, line, "BUG in kernel code");
 }
 
-static int selected(const struct kt_test *t, int argc, char **argv)
+static int nr_names;
+static char **names;
+
+static int selected(const struct kt_test *t)
 {
 	int i;
 
-	if (!argc)
+	if (!nr_names)
 		return 1;
-	for (i = 0; i < argc; i++)
-		if (strstr(t->name, argv[i]))
+	for (i = 0; i < nr_names; i++)
+		if (strstr(t->name, names[i]))
 			return 1;
 	return 0;
 }
@@ -161,13 +164,13 @@ int main(int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	argc--;
-	argv++;
+	nr_names = argc - 1;
+	names = argv + 1;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGILL, &sa, NULL);
 
 	for (t = tests; t; t = t->next) {
-		if (!selected(t, argc, argv))
+		if (!selected(t))
 			continue;
 		running = t;
 		failures = 0;

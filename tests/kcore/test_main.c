@@ -169,6 +169,11 @@ TEST(main__irq_wait_needs_no_join_and_reads_its_argument)
 	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_IRQ_WAIT, &w), -ENODEV); /* stub */
 	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_IRQ_WAIT, (void *)MOCK_BAD_UADDR),
 		   -EFAULT);
+	kt_stub_irq_wait_err = 0;
+	EXPECT_OK(kt_ioctl(e, KPROG_IOC_IRQ_WAIT, &w));
+	EXPECT_EQ(w.seq, 1);
+	mock_copy_to_user_errors = 1;
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_IRQ_WAIT, &w), -EFAULT);
 }
 
 TEST(main__join_with_an_unreadable_or_unwritable_argument_joins_nothing)

@@ -62,6 +62,7 @@ void kt_before_each(const struct kt_test *t)
 	kt_params_reset();
 	kt_stub_irq_init_err = 0;
 	kt_stub_nl_init_err = 0;
+	kt_stub_irq_wait_err = -ENODEV;
 	memset(eps, 0, sizeof(eps));
 	neps = 0;
 	if (!(t->flags & KT_NO_MODULE) && kt_load())
