@@ -1366,13 +1366,14 @@ static void work_run(struct mock_work *w)
 {
 	struct task_struct *prev = current;
 	struct work_struct *work = w->work;
+	work_func_t func = work->func;	/* the item may free itself */
 
 	free(w);
 	clear_bit(WORK_STRUCT_PENDING_BIT, work_data_bits(work));
 	mock_set_current(kworker);
-	work->func(work);
+	func(work);
 	this_cpu_write(current_task, prev);
-	check_context_clean("work item", (void *)work->func + 1);
+	check_context_clean("work item", (void *)func + 1);
 }
 
 bool mock_run_work_one(void)
@@ -1496,6 +1497,7 @@ void tasklet_kill(struct tasklet_struct *t)
 int mock_run_tasklets(void)
 {
 	struct tasklet_struct *t;
+	void *fn;
 	int n = 0;
 
 	while (ntasklets) {
@@ -1503,15 +1505,14 @@ int mock_run_tasklets(void)
 		memmove(&tasklets[0], &tasklets[1],
 			--ntasklets * sizeof(tasklets[0]));
 		clear_bit(TASKLET_STATE_SCHED, &t->state);
+		fn = t->use_callback ? (void *)t->callback : (void *)t->func;
 		preempt_count_add(SOFTIRQ_OFFSET);
 		if (t->use_callback)
 			t->callback(t);
 		else
 			t->func(t->data);
 		preempt_count_sub(SOFTIRQ_OFFSET);
-		check_context_clean("tasklet",
-				    t->use_callback ? (void *)t->callback + 1 :
-						      (void *)t->func + 1);
+		check_context_clean("tasklet", fn + 1);
 		n++;
 	}
 	return n;
