@@ -96,7 +96,14 @@ void kt_fatal(const char *file, int line, const char *fmt, ...)
 	va_list ap;
 
 	catching = 0;
-	if (running && !aborting && (running->flags & KT_MUST_ABORT)) {
+	if (aborting == 2 || !running) {
+		fprintf(stderr, "unit: fatal error outside a test\n");
+		exit(2);
+	}
+	/* Cleaning up after an abort: give up quietly. */
+	if (aborting)
+		siglongjmp(abort_jmp, 1);
+	if (running->flags & KT_MUST_ABORT) {
 		aborted = 1;
 		siglongjmp(abort_jmp, 1);
 	}
@@ -104,10 +111,6 @@ void kt_fatal(const char *file, int line, const char *fmt, ...)
 	report("ABORTED", file, line, fmt, ap);
 	va_end(ap);
 	failures++;
-	if (!running || aborting) {
-		fprintf(stderr, "unit: fatal error outside a test\n");
-		exit(2);
-	}
 	siglongjmp(abort_jmp, 1);
 }
 
@@ -182,8 +185,12 @@ int main(int argc, char **argv)
 				kt_fail(__FILE__, __LINE__, "the test did not abort");
 			kt_after_each(t);
 		} else {
+			/* Clean up as after a test; if even that fails, forget. */
 			aborting = 1;
-			kt_after_abort(t);
+			if (!sigsetjmp(abort_jmp, 1))
+				kt_after_abort(t, 1);
+			aborting = 2;
+			kt_after_abort(t, 0);
 			aborting = 0;
 		}
 		running = NULL;

@@ -44,7 +44,12 @@ extern int kt_verbose;
 /* The fixture, kernel side (utils.c). */
 void kt_before_each(const struct kt_test *t);
 void kt_after_each(const struct kt_test *t);
-void kt_after_abort(const struct kt_test *t);
+/*
+ * After a test was aborted: @clean_up 1 tries what kt_after_each() does,
+ * without reporting; then (or if that aborted too) @clean_up 0 forgets
+ * whatever is left.
+ */
+void kt_after_abort(const struct kt_test *t, int clean_up);
 
 /*
  * WARN()/BUG() are ud2 instructions with an entry in __bug_table; the

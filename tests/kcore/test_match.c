@@ -223,6 +223,43 @@ TEST(match__recv_errnos)
 	EXPECT_EQ(kt_nr_ops(b), 0);
 }
 
+/* Internal: the receiver's departure caught between lookup and lock. */
+TEST(match__send_to_a_receiver_that_is_leaving_is_econnreset)
+{
+	struct kt_ep *a, *b;
+	char s[4];
+
+	kt_pair(&a, &b);
+	b->ep->dead = true;
+	EXPECT_ERR(kt_send(a, 1, 0, s, 4, 1, 0, NULL), -ECONNRESET);
+	b->ep->dead = false;
+	EXPECT_EQ(kt_nr_ops(a), 0);
+}
+
+TEST(match__eager_iovec_send_frees_its_array_at_once)
+{
+	struct kt_ep *a, *b;
+	char s1[3] = "ab", s2[3] = "cd", r[6] = {};
+	struct kprog_iov iov[2] = { { (uintptr_t)s1, 2 }, { (uintptr_t)s2, 3 } };
+	struct kprog_post p;
+	long live;
+
+	kt_pair(&a, &b);
+	ASSERT_OK(kt_recv(b, 0, 0, r, 6, 1, 0, NULL));
+	live = mock_live_allocs;
+	ASSERT_OK(kt_send(a, 1, 0, iov, 2, 2, KPROG_POST_IOV, &p));
+	EXPECT_EQ(p.done, 1);
+	EXPECT_EQ(a->ep->iov_total, 0);
+	EXPECT_EQ(mock_live_allocs, live - 1);	/* b's receive is done */
+	EXPECT_CQE(b, 1, 5, 0);
+	EXPECT(!strcmp(r, "abcd"));
+	/* and when it waits in the unexpected queue */
+	ASSERT_OK(kt_send(a, 1, 0, iov, 2, 3, KPROG_POST_IOV, &p));
+	EXPECT_EQ(a->ep->iov_total, 0);
+	ASSERT_OK(kt_recv(b, 0, 0, r, 6, 4, 0, &p));
+	EXPECT_EQ(p.cqe.bytes, 5);
+}
+
 TEST(match__receive_from_a_rank_that_left_fails_at_once)
 {
 	struct kt_ep *a, *b;

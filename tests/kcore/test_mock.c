@@ -327,6 +327,27 @@ TEST_MUST_ABORT(mock__a_wait_nothing_ends_aborts_the_test_instead_of_hanging)
 	wait_event(wq, cond);
 }
 
+/* The runner closes what an aborted test left open; the next test is clean. */
+TEST_MUST_ABORT(mock__an_aborted_test_is_cleaned_up_for_the_next_one)
+{
+	static char buf[1 << 16];
+	struct kt_ep *a, *b;
+
+	ASSERT_OK(kt_load());
+	kt_pair(&a, &b);
+	EXPECT_OK(kt_send(a, 1, 0, buf, sizeof(buf), 1, 0, NULL));
+	EXPECT_OK(kt_recv(b, 0, 0, buf, sizeof(buf), 2, 0, NULL));
+	kt_fatal(__FILE__, __LINE__, "abort with a transfer queued");
+}
+
+TEST(mock__the_test_after_an_aborted_one_starts_clean)
+{
+	struct kt_ep *a, *b;
+
+	kt_pair(&a, &b);
+	EXPECT_EQ(mock_work_queued(), 0);
+}
+
 TEST_MUST_ABORT(mock__bug_aborts_the_test)
 {
 	volatile int x = 1;

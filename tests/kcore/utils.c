@@ -89,14 +89,38 @@ void kt_after_each(const struct kt_test *t)
 			mock_printk_buf);
 }
 
-void kt_after_abort(const struct kt_test *t)
+void kt_after_abort(const struct kt_test *t, int clean_up)
 {
-	if (!kt_verbose && mock_printk_buf[0])
-		kt_fail(__FILE__, __LINE__, "kernel messages of the test:\n%s",
-			mock_printk_buf);
-	/* The module's state is lost: leave it, start afresh next time. */
+	int i;
+
+	if (clean_up) {
+		if (!kt_verbose && mock_printk_buf[0])
+			kt_fail(__FILE__, __LINE__,
+				"kernel messages of the test:\n%s",
+				mock_printk_buf);
+		/* Failures from here on would only repeat the abort. */
+		kt_catch_begin();
+		mock_schedule_hook = NULL;
+		if (!mock_locks_held()) {
+			mock_run_work();
+			for (i = neps - 1; i >= 0; i--)
+				if (eps[i].open)
+					kt_close(&eps[i]);
+			if (loaded)
+				kt_unload();
+		}
+		kt_catch_end();
+		return;
+	}
+	/*
+	 * Forget what is left without checking. If the clean-up above did
+	 * not get through, the module's state is lost (it may still point
+	 * into memory of the test) and its own leak counters may report
+	 * this test's objects again in later tests.
+	 */
 	mock_abandon();
 	loaded = false;
+	kt_stub_irq_inits = kt_stub_nl_inits = 0;
 }
 
 const char *kt_errname(long err)
