@@ -59,7 +59,10 @@ static void report(const char *what, const char *file, int line,
 	/* The verdict line comes first, then what went wrong. */
 	if (running && !failures)
 		printf("FAIL %s\n", running->name);
-	printf("  %s %s:%d: ", what, file, line);
+	if (line)
+		printf("  %s %s:%d: ", what, file, line);
+	else
+		printf("  %s %s: ", what, file);
 	vprintf(fmt, ap);
 	putchar('\n');
 	fflush(stdout);
