@@ -74,7 +74,7 @@ TEST(match__eager_send_before_the_receive_is_copied_out_by_the_receive)
 	EXPECT_EQ(pr.cqe.source, 0);
 	EXPECT_EQ(pr.cqe.tag, 5);
 	EXPECT(kt_check(rbuf, 64, 2));
-	EXPECT_EQ(b->ep->eager_bytes, 0);
+	EXPECT_EQ(b->ep->eager_bytes, 0);			/* internal */
 	EXPECT_EQ(kt_nr_ops(b), 0);
 }
 
@@ -249,13 +249,13 @@ TEST(match__eager_iovec_send_frees_its_array_at_once)
 	live = mock_live_allocs;
 	ASSERT_OK(kt_send(a, 1, 0, iov, 2, 2, KPROG_POST_IOV, &p));
 	EXPECT_EQ(p.done, 1);
-	EXPECT_EQ(a->ep->iov_total, 0);
+	EXPECT_EQ(a->ep->iov_total, 0);			/* internal */
 	EXPECT_EQ(mock_live_allocs, live - 1);	/* b's receive is done */
 	EXPECT_CQE(b, 1, 5, 0);
 	EXPECT(!strcmp(r, "abcd"));
 	/* and when it waits in the unexpected queue */
 	ASSERT_OK(kt_send(a, 1, 0, iov, 2, 3, KPROG_POST_IOV, &p));
-	EXPECT_EQ(a->ep->iov_total, 0);
+	EXPECT_EQ(a->ep->iov_total, 0);			/* internal */
 	ASSERT_OK(kt_recv(b, 0, 0, r, 6, 4, 0, &p));
 	EXPECT_EQ(p.cqe.bytes, 5);
 }
