@@ -98,6 +98,10 @@ void kt_after_abort(const struct kt_test *t, int clean_up)
 			kt_fail(__FILE__, __LINE__,
 				"kernel messages of the test:\n%s",
 				mock_printk_buf);
+		if (mock_locks_held())
+			kt_fail(__FILE__, __LINE__,
+				"aborted with %d locks held: no clean-up, later tests may fail from it",
+				mock_locks_held());
 		/* Failures from here on would only repeat the abort. */
 		kt_catch_begin();
 		mock_schedule_hook = NULL;
