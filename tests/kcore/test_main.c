@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmod/main.c: module load and unload, parameter checks, the device's
+ * file operations and the copying of ioctl arguments.
+ */
+#include <linux/poll.h>
+#include <linux/mm.h>
+#include "kprog.h"
+#include "stats.h"
+#include "ktest.h"
+#include "stubs.h"
+
+/* Nothing of a failed load may remain. */
+static void expect_nothing_loaded(void)
+{
+	EXPECT(!mock_miscdev);
+	EXPECT(!mock_debugfs_fops("stats"));
+	EXPECT_EQ(mock_live_allocs, 0);
+	EXPECT_EQ(kt_stub_irq_inits, 0);
+	EXPECT_EQ(kt_stub_nl_inits, 0);
+}
+
+TEST_NO_MODULE(main__load_registers_the_device_and_unload_removes_it)
+{
+	ASSERT_OK(kt_load());
+	ASSERT(mock_miscdev);
+	EXPECT(!strcmp(mock_miscdev->name, "kprog"));
+	EXPECT_EQ(mock_miscdev->mode, 0666);
+	EXPECT(mock_debugfs_fops("stats"));
+	EXPECT_EQ(kt_stub_irq_inits, 1);
+	EXPECT_EQ(kt_stub_nl_inits, 1);
+	kt_unload();
+	expect_nothing_loaded();
+}
+
+struct bad_param {
+	unsigned int *param;
+	unsigned int value;
+	const char *msg;
+};
+
+TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
+{
+	const struct bad_param bad[] = {
+		{ &kprog_ring_entries, 0, "ring_entries" },
+		{ &kprog_ring_entries, 48, "ring_entries" },
+		{ &kprog_ring_entries, 1U << 21, "ring_entries" },
+		{ &kprog_eager_quota, KPROG_EAGER_OVERHEAD, "eager_quota" },
+		{ &kprog_eager_quota, (1U << 30) + 1, "eager_quota" },
+		{ &kprog_eager_limit, (64U << 20) + 1, "eager_limit" },
+		{ &kprog_max_ops, 0, "max_ops" },
+		{ &kprog_max_ops, (1U << 20) + 1, "max_ops" },
+		{ &kprog_max_iov, 0, "max_iov" },
+		{ &kprog_max_iov, 65537, "max_iov" },
+		{ &kprog_max_iov_total, 1023, "max_iov_total" },
+		{ &kprog_max_iov_total, (1U << 24) + 1, "max_iov_total" },
+		{ &kprog_max_job_size, 0, "max_job_size" },
+		{ &kprog_max_job_size, (1U << 20) + 1, "max_job_size" },
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		kt_params_reset();
+		*bad[i].param = bad[i].value;
+		EXPECT_ERR(kt_load(), -EINVAL);
+		if (!EXPECT_PRINTK(bad[i].msg))
+			kt_fail(__FILE__, __LINE__, "case %d", i);
+		expect_nothing_loaded();
+	}
+	/* The limits themselves are accepted. */
+	kt_params_reset();
+	kprog_ring_entries = 1U << 20;
+	kprog_eager_quota = 1U << 30;
+	kprog_eager_limit = 64U << 20;
+	kprog_max_ops = 1U << 20;
+	kprog_max_iov = 65536;
+	kprog_max_iov_total = 1U << 24;
+	kprog_max_job_size = 1U << 20;
+	ASSERT_OK(kt_load());
+	kt_unload();
+}
+
+static int load(void *arg)
+{
+	return kt_load();
+}
+
+static void after_failed_load(void *arg)
+{
+	expect_nothing_loaded();
+}
+
+TEST_NO_MODULE(main__every_allocation_failing_at_load_unwinds)
+{
+	/* Two workqueues: deferred frees, then the shm transport's. */
+	EXPECT_EQ(kt_each_alloc_failure(load, after_failed_load, NULL, -ENOMEM),
+		  2);
+	kt_unload();
+	expect_nothing_loaded();
+}
+
+TEST_NO_MODULE(main__each_failing_load_step_unwinds_the_ones_before)
+{
+	kt_stub_irq_init_err = -EIO;
+	EXPECT_ERR(kt_load(), -EIO);
+	expect_nothing_loaded();
+	kt_stub_irq_init_err = 0;
+
+	mock_misc_register_errors = 1;
+	EXPECT_ERR(kt_load(), -EBUSY);
+	expect_nothing_loaded();
+
+	kt_stub_nl_init_err = -ENOMEM;
+	EXPECT_ERR(kt_load(), -ENOMEM);
+	expect_nothing_loaded();
+	kt_stub_nl_init_err = 0;
+}
+
+TEST(main__open_allocation_failure_is_enomem)
+{
+	struct file f = { .f_op = mock_miscdev->fops };
+
+	mock_kmalloc_errors = 1;
+	EXPECT_ERR(f.f_op->open(NULL, &f), -ENOMEM);
+}
+
+TEST(main__version_works_before_join_and_needs_a_writable_argument)
+{
+	static u32 v32;		/* below 4 GiB, for the 32-bit call */
+	struct kt_ep *e = kt_open();
+	u32 v = 0;
+
+	EXPECT_OK(kt_ioctl(e, KPROG_IOC_VERSION, &v));
+	EXPECT_EQ(v, KPROG_ABI_VERSION);
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_VERSION, (void *)MOCK_BAD_UADDR),
+		   -EFAULT);
+	EXPECT_OK(e->file.f_op->compat_ioctl(&e->file, KPROG_IOC_VERSION,
+					     (unsigned long)&v32));
+	EXPECT_EQ(v32, KPROG_ABI_VERSION);
+}
+
+TEST(main__unknown_ioctl_is_enotty)
+{
+	struct kt_ep *e = kt_open();
+
+	EXPECT_ERR(kt_ioctl(e, _IO(KPROG_IOC_MAGIC, 99), NULL), -ENOTTY);
+	EXPECT_ERR(kt_ioctl(e, 0, NULL), -ENOTTY);
+}
+
+TEST(main__every_endpoint_ioctl_before_join_is_ebadfd)
+{
+	static const unsigned int cmds[] = {
+		KPROG_IOC_SEND, KPROG_IOC_RECV, KPROG_IOC_PROBE,
+		KPROG_IOC_CANCEL, KPROG_IOC_WAIT,
+	};
+	struct kt_ep *e = kt_open();
+	char arg[128] = {};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		EXPECT_ERR(kt_ioctl(e, cmds[i], arg), -EBADFD);
+}
+
+TEST(main__irq_wait_needs_no_join_and_reads_its_argument)
+{
+	struct kt_ep *e = kt_open();
+	struct kprog_irq_wait w = { .timeout_ns = 1 };
+
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_IRQ_WAIT, &w), -ENODEV); /* stub */
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_IRQ_WAIT, (void *)MOCK_BAD_UADDR),
+		   -EFAULT);
+	kt_stub_irq_wait_err = 0;
+	EXPECT_OK(kt_ioctl(e, KPROG_IOC_IRQ_WAIT, &w));
+	EXPECT_EQ(w.seq, 1);
+	mock_copy_to_user_errors = 1;
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_IRQ_WAIT, &w), -EFAULT);
+}
+
+TEST(main__join_with_an_unreadable_or_unwritable_argument_joins_nothing)
+{
+	struct kt_ep *e = kt_open();
+	struct kprog_join j = {
+		.abi_version = KPROG_ABI_VERSION,
+		.job_key = kt_new_key(),
+		.size = 1,
+	};
+
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_JOIN, (void *)MOCK_BAD_UADDR),
+		   -EFAULT);
+	mock_copy_from_user_errors = 1;
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_JOIN, &j), -EFAULT);
+	mock_copy_to_user_errors = 1;	/* checked before joining */
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_JOIN, &j), -EFAULT);
+	EXPECT(!kprog_ep_job(e->ep));
+	EXPECT_OK(kt_join_req(e, &j));
+	EXPECT_EQ(j.ring_entries, kprog_ring_entries);
+}
+
+TEST(main__join_whose_answer_cannot_be_written_is_efault_but_joined)
+{
+	struct kt_ep *e = kt_open();
+	struct kprog_join j = {
+		.abi_version = KPROG_ABI_VERSION,
+		.job_key = kt_new_key(),
+		.size = 1,
+	};
+
+	mock_copy_to_user_errors = 2;	/* the answer, after the check */
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_JOIN, &j), -EFAULT);
+	EXPECT(kprog_ep_job(e->ep));
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_JOIN, &j), -EISCONN);
+}
+
+TEST(main__post_with_unreadable_argument_or_undeliverable_result_posts_nothing)
+{
+	struct kt_ep *a, *b;
+	struct kprog_post p = { .peer = 1, .len = 0 };
+	struct kprog_probe pr = { .source = KPROG_ANY_SOURCE,
+				  .tag = KPROG_ANY_TAG };
+
+	kt_pair(&a, &b);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_SEND, (void *)MOCK_BAD_UADDR), -EFAULT);
+	mock_copy_to_user_errors = 1;	/* put_user() of done */
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_SEND, &p), -EFAULT);
+	EXPECT_OK(kt_probe(b, &pr));
+	EXPECT_EQ(pr.found, 0);
+}
+
+TEST(main__eager_send_whose_result_cannot_be_written_is_efault_but_sent)
+{
+	struct kt_ep *a, *b;
+	struct kprog_probe pr = { .source = 0, .tag = 7 };
+	char buf[8] = "abc";
+
+	kt_pair(&a, &b);
+	mock_copy_to_user_errors = 2;	/* done and cqe, after the post */
+	EXPECT_ERR(kt_send(a, 1, 7, buf, 4, 1, 0, NULL), -EFAULT);
+	EXPECT_OK(kt_probe(b, &pr));
+	EXPECT_EQ(pr.found, 1);
+	EXPECT_EQ(pr.bytes, 4);
+	mock_copy_to_user_errors = 4;	/* the cqe */
+	EXPECT_ERR(kt_send(a, 1, 7, buf, 4, 2, 0, NULL), -EFAULT);
+}
+
+TEST(main__completion_returned_by_the_post_counts_an_event)
+{
+	struct kt_ep *a, *b;
+	struct kprog_post p;
+	struct kprog_stats s0, s1;
+	char buf[4] = "abc";
+
+	kt_pair(&a, &b);
+	kprog_stats_read(0, &s0);
+	EXPECT_OK(kt_send(a, 1, 0, buf, 4, 1, 0, &p));
+	EXPECT_EQ(p.done, 1);
+	EXPECT_EQ(p.cqe.req_id, 1);
+	EXPECT_EQ(p.cqe.bytes, 4);
+	kprog_stats_read(0, &s1);
+	EXPECT_EQ(s1.v[KPROG_STAT_EVENTS] - s0.v[KPROG_STAT_EVENTS], 1);
+}
+
+TEST(main__probe_cancel_and_wait_with_unreadable_arguments_are_efault)
+{
+	struct kt_ep *a, *b;
+	struct kprog_probe pr = { .source = KPROG_ANY_SOURCE,
+				  .tag = KPROG_ANY_TAG };
+
+	kt_pair(&a, &b);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_PROBE, (void *)MOCK_BAD_UADDR), -EFAULT);
+	mock_copy_to_user_errors = 1;	/* checked before probing */
+	EXPECT_ERR(kt_probe(a, &pr), -EFAULT);
+	mock_copy_to_user_errors = 2;	/* the answer */
+	EXPECT_ERR(kt_probe(a, &pr), -EFAULT);
+	EXPECT_ERR(kt_probe(a, &(struct kprog_probe){ .flags = 0x80 }), -EINVAL);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_CANCEL, (void *)MOCK_BAD_UADDR), -EFAULT);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_WAIT, (void *)MOCK_BAD_UADDR), -EFAULT);
+}
+
+TEST(main__mmap_and_poll_go_to_the_ring)
+{
+	struct kt_ep *e = kt_open();
+	poll_table *no_table = NULL;
+
+	EXPECT_EQ(e->file.f_op->poll(&e->file, no_table), EPOLLERR);
+	EXPECT_ERR(kt_mmap(e, PAGE_SIZE, 0, VM_SHARED, NULL), -EBADFD);
+	ASSERT_OK(kt_join(e, kt_new_key(), 0, 1));
+	EXPECT_EQ(e->file.f_op->poll(&e->file, no_table), 0);
+}
+
+TEST(main__llseek_is_a_no_op)
+{
+	struct kt_ep *e = kt_open();
+
+	EXPECT_EQ(e->file.f_op->llseek(&e->file, 10, SEEK_SET), 0);
+}
+
+TEST(main__stats_debugfs_file_shows_header_and_one_line_per_cpu)
+{
+	struct kt_ep *a, *b;
+	char buf[4] = "abc", *text;
+
+	kprog_stats_reset();
+	kt_pair(&a, &b);
+	EXPECT_OK(kt_send(a, 1, 0, buf, 4, 1, 0, NULL));
+	text = mock_seq_read_all(mock_debugfs_fops("stats"));
+	ASSERT(text);
+	EXPECT(!strncmp(text, "cpu events hardirq_runs", 23));
+	EXPECT(strstr(text, "\n0 1 0 0 0 0 0 0 0 0 0\n"));
+	mock_free_text(text);
+	kprog_stats_reset();
+	text = mock_seq_read_all(mock_debugfs_fops("stats"));
+	EXPECT(strstr(text, "\n0 0 0 0 0 0 0 0 0 0 0\n"));
+	mock_free_text(text);
+	mock_kmalloc_errors = 1;	/* seq_open() */
+	EXPECT(!mock_seq_read_all(mock_debugfs_fops("stats")));
+}
