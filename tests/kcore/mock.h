@@ -83,6 +83,9 @@ int mock_run_work(void);		/* until none is queued; returns items run */
 bool mock_run_work_one(void);		/* the oldest item, if any */
 int mock_work_queued(void);
 int mock_run_tasklets(void);		/* in softirq context */
+/* Code between these two runs as a softirq (in_task() is false). */
+void mock_softirq_enter(void);
+void mock_softirq_exit(void);
 
 /*
  * Sleeping: a task that would sleep calls the test's hook first (which

@@ -183,6 +183,12 @@ void _raw_spin_unlock_irqrestore(raw_spinlock_t *lock, unsigned long flags)
 			 (flags & X86_EFLAGS_IF);
 }
 
+void __mutex_init(struct mutex *lock, const char *name,
+		  struct lock_class_key *key)
+{
+	atomic_long_set(&lock->owner, 0);
+}
+
 static void mutex_acquire_(struct mutex *lock, void *pc)
 {
 	mock_might_sleep(pc, "mutex_lock()");

@@ -4,6 +4,7 @@
 #include <linux/vmalloc.h>
 #include <linux/mm.h>
 #include <linux/bitmap.h>
+#include <linux/xarray.h>
 #include "mock.h"
 #include "mock_int.h"
 #include "runner.h"
@@ -226,6 +227,102 @@ unsigned long *bitmap_alloc(unsigned int nbits, gfp_t flags)
 void bitmap_free(const unsigned long *bitmap)
 {
 	mock_free(bitmap, KFREE_KINDS, "bitmap_free", CALLER);
+}
+
+/* ---------------------------------------------------------------------
+ * XArray: a sorted list of (index, entry) hanging off xa_head, one
+ * kmalloc()ed node per entry, so that xa_store() can fail (the
+ * allocation mask covers it) and an xarray not emptied leaks.
+ */
+struct mock_xa_node {
+	unsigned long index;
+	void *entry;
+	struct mock_xa_node *next;
+};
+
+static struct mock_xa_node **xa_slot(struct xarray *xa, unsigned long index)
+{
+	struct mock_xa_node **pp = (struct mock_xa_node **)&xa->xa_head;
+
+	while (*pp && (*pp)->index < index)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+void *xa_load(struct xarray *xa, unsigned long index)
+{
+	struct mock_xa_node *n = *xa_slot(xa, index);
+
+	return n && n->index == index ? n->entry : NULL;
+}
+
+static void *xa_remove(struct xarray *xa, unsigned long index, void *pc)
+{
+	struct mock_xa_node **pp = xa_slot(xa, index), *n = *pp;
+	void *old;
+
+	if (!n || n->index != index)
+		return NULL;
+	old = n->entry;
+	*pp = n->next;
+	mock_free(n, KFREE_KINDS, "xa_erase", pc);
+	return old;
+}
+
+void *xa_store(struct xarray *xa, unsigned long index, void *entry, gfp_t gfp)
+{
+	struct mock_xa_node **pp = xa_slot(xa, index), *n = *pp;
+	void *old;
+
+	if (!entry)
+		return xa_remove(xa, index, CALLER);
+	if (n && n->index == index) {
+		old = n->entry;
+		n->entry = entry;
+		return old;
+	}
+	n = mock_alloc(sizeof(*n), gfp, MOCK_KMALLOC, CALLER);
+	if (!n)
+		return XA_ERROR(-ENOMEM);
+	n->index = index;
+	n->entry = entry;
+	n->next = *pp;
+	*pp = n;
+	return NULL;
+}
+
+void *xa_erase(struct xarray *xa, unsigned long index)
+{
+	return xa_remove(xa, index, CALLER);
+}
+
+void *xa_find(struct xarray *xa, unsigned long *index, unsigned long max,
+	      xa_mark_t filter)
+{
+	struct mock_xa_node *n = *xa_slot(xa, *index);
+
+	if (!n || n->index > max)
+		return NULL;
+	*index = n->index;
+	return n->entry;
+}
+
+void *xa_find_after(struct xarray *xa, unsigned long *index,
+		    unsigned long max, xa_mark_t filter)
+{
+	unsigned long next = *index + 1;
+
+	if (!next)
+		return NULL;
+	*index = next;
+	return xa_find(xa, index, max, filter);
+}
+
+void xa_destroy(struct xarray *xa)
+{
+	while (xa->xa_head)
+		xa_remove(xa, ((struct mock_xa_node *)xa->xa_head)->index,
+			  CALLER);
 }
 
 /* Unused, but kmalloc() of a constant size names a cache in it. */

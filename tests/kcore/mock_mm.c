@@ -4,6 +4,7 @@
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/err.h>
 #include <linux/mmap_lock.h>
 #include <linux/tracepoint-defs.h>
 #include "mock.h"
@@ -87,6 +88,27 @@ struct mock_gu mock_get_user(const void *ptr, int size, void *caller)
 	else
 		memcpy(&r.val, ptr, size);
 	return r;
+}
+
+/* check_copy_size(): a copy larger than the kernel object it fills. */
+void __copy_overflow(int size, unsigned long count)
+{
+	mock_fail_at(CALLER, "copy of %lu bytes into an object of %d",
+		     count, size);
+}
+
+void *memdup_user(const void __user *src, size_t len)
+{
+	void *p = mock_alloc(len, GFP_USER | __GFP_NOWARN, MOCK_KMALLOC,
+			     CALLER);
+
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	if (_copy_from_user(p, src, len)) {
+		mock_free(p, KFREE_KINDS, "kfree", CALLER);
+		return ERR_PTR(-EFAULT);
+	}
+	return p;
 }
 
 void __check_object_size(const void *ptr, unsigned long n, bool to_user)

@@ -235,6 +235,16 @@ int mock_run_tasklets(void)
 	return n;
 }
 
+void mock_softirq_enter(void)
+{
+	preempt_count_add(SOFTIRQ_OFFSET);
+}
+
+void mock_softirq_exit(void)
+{
+	preempt_count_sub(SOFTIRQ_OFFSET);
+}
+
 void mock_work_check(void)
 {
 	if (mock_work_queued())

@@ -6,8 +6,12 @@
 #include <linux/poll.h>
 #include <linux/mm.h>
 #include "kprog.h"
+#include "job.h"
+#include "ep.h"
 #include "stats.h"
+#include "transport.h"
 #include "ktest.h"
+#include "fake_xport.h"
 #include "stubs.h"
 
 /* Nothing of a failed load may remain. */
@@ -56,6 +60,11 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 		{ &kprog_max_iov_total, (1U << 24) + 1, "max_iov_total" },
 		{ &kprog_max_job_size, 0, "max_job_size" },
 		{ &kprog_max_job_size, (1U << 20) + 1, "max_job_size" },
+		{ &kprog_chan_bytes, 2048, "chan_bytes" },
+		{ &kprog_chan_bytes, 3 * 4096, "chan_bytes" },
+		{ &kprog_chan_bytes, 16U << 20, "chan_bytes" },
+		{ &kprog_fast_limit, (1U << 20) + 1, "fast_limit" },
+		{ &kprog_max_chans, 65537, "max_chans" },
 	};
 	int i;
 
@@ -76,6 +85,15 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 	kprog_max_iov = 65536;
 	kprog_max_iov_total = 1U << 24;
 	kprog_max_job_size = 1U << 20;
+	kprog_chan_bytes = 8U << 20;
+	kprog_fast_limit = 1U << 20;
+	kprog_max_chans = 65536;
+	ASSERT_OK(kt_load());
+	kt_unload();
+	kt_params_reset();
+	kprog_chan_bytes = 4096;
+	kprog_fast_limit = 0;
+	kprog_max_chans = 0;
 	ASSERT_OK(kt_load());
 	kt_unload();
 }
@@ -92,9 +110,9 @@ static void after_failed_load(void *arg)
 
 TEST_NO_MODULE(main__every_allocation_failing_at_load_unwinds)
 {
-	/* Two workqueues: deferred frees, then the shm transport's. */
+	/* Three workqueues: deferred frees, eager deliveries, shm copies. */
 	EXPECT_EQ(kt_each_alloc_failure(load, after_failed_load, NULL, -ENOMEM),
-		  2);
+		  3);
 	kt_unload();
 	expect_nothing_loaded();
 }
@@ -151,7 +169,9 @@ TEST(main__every_endpoint_ioctl_before_join_is_ebadfd)
 {
 	static const unsigned int cmds[] = {
 		KPROG_IOC_SEND, KPROG_IOC_RECV, KPROG_IOC_PROBE,
-		KPROG_IOC_CANCEL, KPROG_IOC_WAIT,
+		KPROG_IOC_CANCEL, KPROG_IOC_WAIT, KPROG_IOC_CHAN_OPEN,
+		KPROG_IOC_CHAN_DRAIN, KPROG_IOC_KICK,
+		_IOC(_IOC_WRITE, KPROG_IOC_MAGIC, 6, KPROG_WAIT_V1_SIZE),
 	};
 	struct kt_ep *e = kt_open();
 	char arg[128] = {};
@@ -285,6 +305,9 @@ TEST(main__mmap_and_poll_go_to_the_ring)
 	EXPECT_ERR(kt_mmap(e, PAGE_SIZE, 0, VM_SHARED, NULL), -EBADFD);
 	ASSERT_OK(kt_join(e, kt_new_key(), 0, 1));
 	EXPECT_EQ(e->file.f_op->poll(&e->file, no_table), 0);
+	/* Any other offset names a channel. */
+	EXPECT_ERR(kt_mmap(e, PAGE_SIZE, KPROG_CHAN_MMAP_OFFSET(0) >> PAGE_SHIFT,
+			   VM_SHARED, NULL), -ENOENT);
 }
 
 TEST(main__llseek_is_a_no_op)
@@ -313,4 +336,140 @@ TEST(main__stats_debugfs_file_shows_header_and_one_line_per_cpu)
 	mock_free_text(text);
 	mock_kmalloc_errors = 1;	/* seq_open() */
 	EXPECT(!mock_seq_read_all(mock_debugfs_fops("stats")));
+}
+
+TEST(main__get_info_reports_the_abi_features_transports_and_limits)
+{
+	struct kt_ep *e = kt_open();
+	struct kprog_info info;
+
+	memset(&info, 0xff, sizeof(info));
+	ASSERT_OK(kt_info(e, &info));		/* before JOIN */
+	EXPECT_EQ(info.abi_version, KPROG_ABI_VERSION);
+	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
+				 KPROG_FEAT_FASTPATH);
+	EXPECT_EQ(info.transports, KPROG_XPORT_SHM);
+	EXPECT_EQ(info.eager_limit, 8192);
+	EXPECT_EQ(info.eager_quota, 1 << 20);
+	EXPECT_EQ(info.max_ops, 16384);
+	EXPECT_EQ(info.max_iov, 1024);
+	EXPECT_EQ(info.max_iov_total, 65536);
+	EXPECT_EQ(info.ring_entries, 1024);
+	EXPECT_EQ(info.max_job_size, 4096);
+	EXPECT_EQ(info.max_msg, 1ULL << 47);
+	EXPECT_EQ(info.fast_limit, 4096);
+	EXPECT_EQ(info.chan_bytes, 65536);
+	EXPECT_EQ(info.max_chans, 256);
+	EXPECT_EQ(info.__reserved[0] | info.__reserved[8], 0);
+	/* A network transport shows; after JOIN too. */
+	kt_fx_install();
+	ASSERT_OK(kt_join(e, kt_new_key(), 0, 1));
+	ASSERT_OK(kt_info(e, &info));
+	EXPECT_EQ(info.transports, KPROG_XPORT_SHM | KPROG_XPORT_IB);
+	EXPECT_ERR(kt_info(e, (void *)MOCK_BAD_UADDR), -EFAULT);
+}
+
+TEST_NO_MODULE(main__get_info_without_fast_path_has_no_fastpath_feature)
+{
+	struct kt_ep *e;
+	struct kprog_info info;
+
+	kprog_fast_limit = 0;
+	ASSERT_OK(kt_load());
+	e = kt_open();
+	ASSERT_OK(kt_info(e, &info));
+	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG);
+	EXPECT_EQ(info.fast_limit, 0);
+}
+
+TEST(main__v1_join_struct_is_accepted_and_only_its_bytes_are_written)
+{
+	const unsigned int join_v1 = _IOC(_IOC_READ | _IOC_WRITE,
+					  KPROG_IOC_MAGIC, 1,
+					  KPROG_JOIN_V1_SIZE);
+	struct kt_ep *e = kt_open();
+	struct {
+		struct kprog_join j;
+		u8 canary[8];
+	} arg;
+	void *ring;
+
+	BUILD_BUG_ON(offsetof(struct kprog_join, rank_nodes) !=
+		     KPROG_JOIN_V1_SIZE);
+	memset(&arg, 0x5a, sizeof(arg));	/* the V2 fields are garbage */
+	arg.j.abi_version = KPROG_ABI_VERSION;
+	arg.j.flags = 0;
+	arg.j.job_key = kt_new_key();
+	arg.j.rank = 0;
+	arg.j.size = 2;
+	arg.j.eager_limit = 0;
+	ASSERT_OK(kt_ioctl(e, join_v1, &arg));
+	EXPECT_EQ(arg.j.ring_entries, 1024);
+	EXPECT_EQ(arg.j.eager_limit, 8192);
+	EXPECT_EQ(arg.j.max_ops, 16384);
+	/* Not read as a node map, not overwritten. */
+	EXPECT_EQ(arg.j.nr_nodes, 0x5a5a5a5a);
+	EXPECT_EQ(arg.canary[0], 0x5a);
+	EXPECT(kprog_ep_job(e->ep)->nr_nodes == 1);
+	EXPECT(!kprog_ep_job(e->ep)->rank_node);
+	EXPECT_OK(kt_mmap(e, arg.j.ring_bytes, 0, VM_SHARED, &ring));
+}
+
+TEST(main__v1_wait_struct_is_accepted_without_reading_flags)
+{
+	const unsigned int wait_v1 = _IOC(_IOC_WRITE, KPROG_IOC_MAGIC, 6,
+					  KPROG_WAIT_V1_SIZE);
+	struct kt_ep *e = kt_open();
+	struct kprog_wait w;
+
+	ASSERT_OK(kt_join(e, kt_new_key(), 0, 1));
+	memset(&w, 0xff, sizeof(w));		/* flags would be invalid */
+	w.timeout_ns = 0;
+	EXPECT_OK(kt_ioctl(e, wait_v1, &w));
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_WAIT, &w), -EINVAL);
+	w.timeout_ns = 1000;
+	EXPECT_ERR(kt_ioctl(e, wait_v1, &w), -ETIMEDOUT);
+	EXPECT_ERR(kt_ioctl(e, wait_v1, (void *)MOCK_BAD_UADDR), -EFAULT);
+}
+
+TEST(main__chan_drain_and_kick_check_their_arguments)
+{
+	struct kt_ep *a, *b;
+	struct kprog_chan_drain d = { .peer = 0, .flags = 1 };
+	u32 rank = 2, ev;
+
+	kt_pair(&a, &b);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_CHAN_DRAIN, (void *)MOCK_BAD_UADDR),
+		   -EFAULT);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_CHAN_DRAIN, &d), -EINVAL);
+	EXPECT_ERR(kt_chan_drain(a, -2), -EINVAL);
+	EXPECT_ERR(kt_chan_drain(a, 2), -EINVAL);
+	EXPECT_OK(kt_chan_drain(a, 1));
+	EXPECT_OK(kt_chan_drain(a, KPROG_ANY_SOURCE));
+
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_KICK, (void *)MOCK_BAD_UADDR), -EFAULT);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_KICK, &rank), -EINVAL);
+	ev = kt_events(b);
+	rank = 1;
+	EXPECT_OK(kt_ioctl(a, KPROG_IOC_KICK, &rank));
+	EXPECT_EQ(kt_events(b), ev + 1);
+	EXPECT_EQ(mock_wakeups_of(&b->ep->wq), 1);
+	kt_close(b);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_KICK, &rank), -ENOTCONN);
+}
+
+TEST(main__chan_open_with_an_unreadable_or_unwritable_argument_is_efault)
+{
+	struct kt_ep *a, *b;
+	struct kprog_chan_open co = { .peer = 1 };
+
+	kt_pair(&a, &b);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_CHAN_OPEN, (void *)MOCK_BAD_UADDR),
+		   -EFAULT);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_CHAN_OPEN,
+			    &(struct kprog_chan_open){ .peer = 5 }), -EINVAL);
+	mock_copy_to_user_errors = 1;	/* created, the answer is lost */
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_CHAN_OPEN, &co), -EFAULT);
+	EXPECT_OK(kt_ioctl(a, KPROG_IOC_CHAN_OPEN, &co));
+	EXPECT_EQ(co.offset, KPROG_CHAN_MMAP_OFFSET(1));
 }

@@ -5,8 +5,13 @@
 #include <linux/module.h>
 #include <linux/mm.h>
 #include <linux/uaccess.h>
+#include <linux/socket.h>
 #include "kprog.h"
+#include "job.h"
+#include "op.h"
+#include "transport.h"
 #include "ktest.h"
+#include "fake_xport.h"
 #include "stubs.h"
 
 /* ---------------------------------------------------------------------
@@ -15,7 +20,8 @@
 static unsigned int *const params[] = {
 	&kprog_eager_limit, &kprog_eager_quota, &kprog_max_ops,
 	&kprog_max_iov, &kprog_max_iov_total, &kprog_ring_entries,
-	&kprog_max_job_size,
+	&kprog_max_job_size, &kprog_fast_limit, &kprog_chan_bytes,
+	&kprog_max_chans,
 };
 static unsigned int param_defaults[ARRAY_SIZE(params)];
 static bool param_defaults_saved;
@@ -75,10 +81,13 @@ void kt_after_each(const struct kt_test *t)
 
 	/* Whatever is queued would run some time after the test. */
 	mock_run_work();
+	/* The remote side lets go of what it still holds. */
+	kt_fx_teardown();
 	for (i = neps - 1; i >= 0; i--)
 		if (eps[i].open)
 			kt_close(&eps[i]);
 	mock_schedule_hook = NULL;
+	mock_run_work();
 	if (loaded)
 		kt_unload();
 	if (kt_stub_irq_inits || kt_stub_nl_inits)
@@ -107,9 +116,11 @@ void kt_after_abort(const struct kt_test *t, int clean_up)
 		mock_schedule_hook = NULL;
 		if (!mock_locks_held()) {
 			mock_run_work();
+			kt_fx_teardown();
 			for (i = neps - 1; i >= 0; i--)
 				if (eps[i].open)
 					kt_close(&eps[i]);
+			mock_run_work();
 			if (loaded)
 				kt_unload();
 		}
@@ -123,6 +134,7 @@ void kt_after_abort(const struct kt_test *t, int clean_up)
 	 * this test's objects again in later tests.
 	 */
 	mock_abandon();
+	kt_fx_forget();
 	loaded = false;
 	kt_stub_irq_inits = kt_stub_nl_inits = 0;
 }
@@ -139,6 +151,9 @@ const char *kt_errname(long err)
 		[EPROTONOSUPPORT] = "EPROTONOSUPPORT",
 		[EADDRINUSE] = "EADDRINUSE", [ENOBUFS] = "ENOBUFS",
 		[EISCONN] = "EISCONN", [ECONNRESET] = "ECONNRESET",
+		[ENOTCONN] = "ENOTCONN", [EHOSTUNREACH] = "EHOSTUNREACH",
+		[EOPNOTSUPP] = "EOPNOTSUPP", [ENOSPC] = "ENOSPC",
+		[EBADMSG] = "EBADMSG", [EIO] = "EIO",
 		[ETIMEDOUT] = "ETIMEDOUT", [ECANCELED] = "ECANCELED",
 		[ETIME] = "ETIME", [ERESTARTSYS] = "ERESTARTSYS",
 	};
@@ -375,7 +390,7 @@ struct kprog_op *kt_op_new(struct kt_ep *e, u64 req_id, bool is_send)
 	struct kprog_op *op;
 
 	mock_set_current(e->proc);
-	op = kprog_op_create(e->ep, &p, is_send);
+	op = kprog_op_create(e->ep, &p, is_send, NULL);
 	if (IS_ERR(op))
 		kt_fatal(__FILE__, __LINE__, "kprog_op_create: %s",
 			 kt_errname(PTR_ERR(op)));
@@ -451,4 +466,119 @@ int kt_each_alloc_failure(int (*op)(void *arg), void (*undo)(void *arg),
 	}
 	kt_fail(__FILE__, __LINE__, "still failing after 64 allocations");
 	return n;
+}
+
+/* ---------------------------------------------------------------------
+ * Jobs spanning nodes, GET_INFO, per-source state
+ */
+int kt_join_map(struct kt_ep *e, u64 key, u32 rank, u32 size,
+		const u32 *rank_nodes, u32 nr_nodes, u32 self_node)
+{
+	static struct kprog_node_addr nodes[8];
+	struct kprog_join j = {
+		.abi_version = KPROG_ABI_VERSION,
+		.job_key = key,
+		.rank = rank,
+		.size = size,
+		.rank_nodes = (u64)(uintptr_t)rank_nodes,
+		.nodes = (u64)(uintptr_t)nodes,
+		.nr_nodes = nr_nodes,
+		.self_node = self_node,
+	};
+	u32 i;
+
+	if (nr_nodes > ARRAY_SIZE(nodes))
+		kt_fatal(__FILE__, __LINE__, "kt_join_map(): too many nodes");
+	for (i = 0; i < ARRAY_SIZE(nodes); i++) {
+		nodes[i].family = AF_INET;
+		nodes[i].addr[0] = 127;
+		nodes[i].addr[3] = i + 1;
+	}
+	return kt_join_req(e, &j);
+}
+
+int kt_info(struct kt_ep *e, struct kprog_info *info)
+{
+	return kt_ioctl(e, KPROG_IOC_GET_INFO, info);
+}
+
+struct kprog_src *kt_src(struct kt_ep *e, u32 rank)
+{
+	struct kprog_ring_hdr *h = e->ring;
+
+	if (!h || rank >= h->nr_src)
+		kt_fatal(__FILE__, __LINE__, "kt_src(): no such source");
+	return (void *)h + h->src_offset + rank * sizeof(struct kprog_src);
+}
+
+u32 kt_events(struct kt_ep *e)
+{
+	return READ_ONCE(e->ring->events);
+}
+
+/* ---------------------------------------------------------------------
+ * Fast-path channels, the user-space side
+ */
+int kt_chan_open(struct kt_ep *e, u32 peer, struct kt_chan *c)
+{
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->co.peer = peer;
+	err = kt_ioctl(e, KPROG_IOC_CHAN_OPEN, &c->co);
+	if (err)
+		return err;
+	err = kt_mmap(e, c->co.bytes, c->co.offset >> PAGE_SHIFT,
+		      VM_READ | VM_WRITE | VM_SHARED | VM_MAYSHARE, &c->mem);
+	if (err)
+		kt_fatal(__FILE__, __LINE__, "mmap of the channel: %s",
+			 kt_errname(err));
+	c->tx = &((struct kprog_chan_hdr *)c->mem)->dir[c->co.tx];
+	c->rx = &((struct kprog_chan_hdr *)c->mem)->dir[!c->co.tx];
+	c->txring = c->mem + KPROG_CHAN_DATA_OFFSET +
+		    (u64)c->co.tx * c->co.ring_bytes;
+	c->rxring = c->mem + KPROG_CHAN_DATA_OFFSET +
+		    (u64)!c->co.tx * c->co.ring_bytes;
+	return 0;
+}
+
+struct kprog_chan_rec *kt_chan_rec(struct kt_chan *c, bool tx, u64 pos)
+{
+	return (void *)(tx ? c->txring : c->rxring) +
+	       (pos & (c->co.ring_bytes - 1));
+}
+
+int kt_chan_put(struct kt_chan *c, u32 context, s32 tag, const void *data,
+		u32 len)
+{
+	u64 prod = c->tx->prod, cons = READ_ONCE(c->tx->cons);
+	u64 size = KPROG_CHAN_REC_SIZE(len), pad = 0;
+	u32 off = prod & (c->co.ring_bytes - 1);
+	struct kprog_chan_rec *r;
+
+	if (off + size > c->co.ring_bytes)
+		pad = c->co.ring_bytes - off;
+	if (prod + pad + size - cons > c->co.ring_bytes)
+		return -ENOSPC;
+	if (pad) {
+		r = kt_chan_rec(c, true, prod);
+		*r = (struct kprog_chan_rec){ .state = KPROG_REC_DONE,
+					      .flags = KPROG_REC_PAD };
+		prod += pad;
+	}
+	r = kt_chan_rec(c, true, prod);
+	*r = (struct kprog_chan_rec){ .state = KPROG_REC_NEW, .len = len,
+				      .context = context, .tag = tag };
+	memcpy(r + 1, data, len);
+	c->tx->msgs++;
+	c->tx->bytes += len;
+	smp_store_release(&c->tx->prod, prod + size);
+	return 0;
+}
+
+int kt_chan_drain(struct kt_ep *e, s32 peer)
+{
+	struct kprog_chan_drain d = { .peer = peer };
+
+	return kt_ioctl(e, KPROG_IOC_CHAN_DRAIN, &d);
 }

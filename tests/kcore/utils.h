@@ -85,6 +85,39 @@ void kt_op_complete(struct kprog_op *op, u64 bytes, int error);
 /* The number of operations charged to @e's max_ops. */
 u32 kt_nr_ops(struct kt_ep *e);
 
+/*
+ * KPROG_IOC_JOIN with a node map: rank r on node @rank_nodes[r] of
+ * @nr_nodes (<= 8, AF_INET 127.0.0.n+1), this node @self_node.
+ */
+int kt_join_map(struct kt_ep *e, u64 key, u32 rank, u32 size,
+		const u32 *rank_nodes, u32 nr_nodes, u32 self_node);
+int kt_info(struct kt_ep *e, struct kprog_info *info);
+/* The ring's per-source entry of @rank, and its event count. */
+struct kprog_src *kt_src(struct kt_ep *e, u32 rank);
+u32 kt_events(struct kt_ep *e);
+
+/*
+ * A fast-path channel as user space sees it: opened (KPROG_IOC_CHAN_OPEN)
+ * and mapped; @tx is the direction this endpoint produces on.
+ */
+struct kt_chan {
+	struct kprog_chan_open co;
+	void *mem;
+	struct kprog_chan_dir *tx, *rx;
+	u8 *txring, *rxring;
+};
+
+int kt_chan_open(struct kt_ep *e, u32 peer, struct kt_chan *c);
+/* The record at byte position @pos of the tx (or rx) data ring. */
+struct kprog_chan_rec *kt_chan_rec(struct kt_chan *c, bool tx, u64 pos);
+/*
+ * Produces a record as the user-space sender does (a PAD record first if
+ * it would cross the ring's end); -ENOSPC if it does not fit.
+ */
+int kt_chan_put(struct kt_chan *c, u32 context, s32 tag, const void *data,
+		u32 len);
+int kt_chan_drain(struct kt_ep *e, s32 peer);
+
 /* Fills @buf with a pattern derived from @seed, and checks it. */
 void kt_fill(void *buf, size_t len, unsigned int seed);
 bool kt_check(const void *buf, size_t len, unsigned int seed);
