@@ -4,8 +4,15 @@
  * slots and the departure of endpoints.
  */
 #include <linux/mm.h>
+#include <linux/socket.h>
 #include "kprog.h"
+#include "job.h"
+#include "ep.h"
+#include "match.h"
+#include "chan.h"
+#include "transport.h"
 #include "ktest.h"
+#include "fake_xport.h"
 
 static struct kprog_join join_req(u64 key, u32 rank, u32 size)
 {
@@ -34,10 +41,16 @@ TEST(job__join_first_rank_creates_the_job_and_reports_the_limits)
 	EXPECT_EQ(job->key, j.job_key);
 	EXPECT_EQ(job->size, 3);
 	EXPECT_EQ(job->members, 1);
-	EXPECT(job->ranks[2] == e->ep);
+	EXPECT(job->peers[2].ep == e->ep);
+	EXPECT_EQ(job->peers[2].kind, KPROG_PEER_LOCAL);
+	EXPECT_EQ(job->peers[0].kind, KPROG_PEER_ABSENT);
+	EXPECT_EQ(job->nr_nodes, 1);
+	EXPECT(!job->rank_node && !job->nodes);
 	EXPECT_EQ(e->ep->rank, 2);
 	EXPECT(uid_eq(job->owner, KUIDT_INIT(1000)));
 	EXPECT_EQ(e->ring->entries, 1024);
+	EXPECT_EQ(e->ring->nr_src, 3);
+	EXPECT_EQ(e->ring->src_offset, KPROG_RING_CQES_OFFSET + 1024 * 32);
 }
 
 TEST(job__join_second_rank_same_key_shares_job)
@@ -240,7 +253,7 @@ TEST(job__every_allocation_failing_in_join_is_enomem_and_leaves_no_trace)
 {
 	failing_ep = kt_open();
 	failing_key = kt_new_key();
-	/* ring, job, ranks, left bitmap */
+	/* ring, job, peers, left bitmap */
 	EXPECT_EQ(kt_each_alloc_failure(join_failing, NULL, NULL, -ENOMEM), 4);
 	EXPECT(kprog_ep_job(failing_ep->ep));
 }
@@ -265,7 +278,8 @@ TEST(job__a_closed_rank_can_be_taken_again_while_the_job_lives)
 	kt_pair(&a, &b);
 	job = kprog_ep_job(a->ep);
 	kt_close(b);
-	EXPECT(!job->ranks[1]);
+	EXPECT(!job->peers[1].ep);
+	EXPECT_EQ(job->peers[1].kind, KPROG_PEER_ABSENT);
 	EXPECT(test_bit(1, job->left));
 	EXPECT_EQ(job->members, 1);
 	EXPECT_OK(kt_join(c, job->key, 1, 2));
@@ -319,4 +333,236 @@ TEST(job__job_lives_until_the_last_endpoint_that_joined_is_freed)
 	EXPECT_EQ(kref_read(&job->ref), 1);
 	EXPECT_EQ(job->members, 0);
 	kprog_ep_put(ep);
+}
+
+/* ---------------------------------------------------------------------
+ * Jobs that span nodes
+ */
+
+/* ranks 0, 1 on node 0; 2 on node 1; 3 on node 2 */
+static const u32 map4[4] = { 0, 0, 1, 2 };
+
+static struct kprog_join map_req(u64 key, u32 rank, const u32 *rank_nodes,
+				 struct kprog_node_addr *nodes, u32 nr_nodes)
+{
+	struct kprog_join j = join_req(key, rank, 4);
+
+	j.rank_nodes = (uintptr_t)rank_nodes;
+	j.nodes = (uintptr_t)nodes;
+	j.nr_nodes = nr_nodes;
+	return j;
+}
+
+static void fill_nodes(struct kprog_node_addr *n, u32 nr)
+{
+	u32 i;
+
+	memset(n, 0, nr * sizeof(*n));
+	for (i = 0; i < nr; i++) {
+		n[i].family = i % 2 ? AF_INET6 : AF_INET;
+		n[i].addr[0] = 127;
+		n[i].addr[3] = i + 1;
+		n[i].__pad = 0xdead;	/* ignored, cleared */
+	}
+}
+
+TEST(job__node_map_errors_are_einval_and_join_nothing)
+{
+	struct kt_ep *e = kt_open();
+	struct kprog_node_addr nodes[3];
+	u32 bad_rank[4] = { 0, 0, 1, 3 };
+	long live = mock_live_allocs;
+	struct kprog_join j;
+
+	kt_fx_install();		/* remote ranks are reachable */
+	fill_nodes(nodes, 3);
+	j = map_req(kt_new_key(), 0, map4, NULL, 3);
+	EXPECT_ERR(kt_join_req(e, &j), -EINVAL);		/* no nodes */
+	j = map_req(kt_new_key(), 0, NULL, nodes, 3);
+	EXPECT_ERR(kt_join_req(e, &j), -EINVAL);		/* no ranks */
+	j = map_req(kt_new_key(), 0, map4, nodes, 0);
+	EXPECT_ERR(kt_join_req(e, &j), -EINVAL);		/* no count */
+	j = map_req(kt_new_key(), 0, map4, nodes, 3);
+	j.self_node = 3;
+	EXPECT_ERR(kt_join_req(e, &j), -EINVAL);		/* self outside */
+	j = map_req(kt_new_key(), 0, NULL, NULL, 0);
+	j.self_node = 1;
+	EXPECT_ERR(kt_join_req(e, &j), -EINVAL);		/* self alone */
+	j = map_req(kt_new_key(), 0, map4, nodes, KPROG_MAX_NODES + 1);
+	EXPECT_ERR(kt_join_req(e, &j), -EINVAL);		/* too many */
+	j = map_req(kt_new_key(), 0, bad_rank, nodes, 3);
+	EXPECT_ERR(kt_join_req(e, &j), -EINVAL);		/* rank's node */
+	nodes[2].family = AF_UNIX;
+	j = map_req(kt_new_key(), 0, map4, nodes, 3);
+	EXPECT_ERR(kt_join_req(e, &j), -EINVAL);		/* family */
+	fill_nodes(nodes, 3);
+	j = map_req(kt_new_key(), 2, map4, nodes, 3);
+	EXPECT_ERR(kt_join_req(e, &j), -EINVAL);		/* rank elsewhere */
+	j = map_req(kt_new_key(), 0, map4, (void *)MOCK_BAD_UADDR, 3);
+	EXPECT_ERR(kt_join_req(e, &j), -EFAULT);
+	j = map_req(kt_new_key(), 0, (void *)MOCK_BAD_UADDR, nodes, 3);
+	EXPECT_ERR(kt_join_req(e, &j), -EFAULT);
+	EXPECT(!kprog_ep_job(e->ep));
+	EXPECT_EQ(mock_live_allocs, live);
+	j = map_req(kt_new_key(), 0, map4, nodes, 3);
+	EXPECT_OK(kt_join_req(e, &j));
+}
+
+TEST(job__remote_ranks_without_a_network_transport_are_ehostunreach)
+{
+	struct kt_ep *e = kt_open();
+	static const u32 all_here[4] = { 1, 1, 1, 1 };
+	struct kprog_node_addr nodes[3];
+	struct kprog_join j;
+
+	fill_nodes(nodes, 3);
+	j = map_req(kt_new_key(), 0, map4, nodes, 3);
+	EXPECT_ERR(kt_join_req(e, &j), -EHOSTUNREACH);
+	EXPECT(!kprog_ep_job(e->ep));
+	/* A map whose ranks are all on this node needs none. */
+	j = map_req(kt_new_key(), 0, all_here, nodes, 3);
+	j.self_node = 1;
+	EXPECT_OK(kt_join_req(e, &j));
+	EXPECT(kprog_job_is_local(kprog_ep_job(e->ep), 3));
+}
+
+TEST(job__node_map_with_a_network_transport_makes_remote_peers)
+{
+	struct kt_ep *a = kt_open(), *b = kt_open();
+	struct kprog_node_addr nodes[3];
+	struct kprog_job *job;
+	struct kprog_peer_ref ref;
+	u64 key = kt_new_key();
+	struct kprog_join j;
+
+	kt_fx_install();
+	fill_nodes(nodes, 3);
+	j = map_req(key, 1, map4, nodes, 3);
+	ASSERT_OK(kt_join_req(a, &j));
+	job = kprog_ep_job(a->ep);
+	EXPECT_EQ(job->nr_nodes, 3);
+	EXPECT_EQ(job->self_node, 0);
+	EXPECT_EQ(job->nodes[1].family, AF_INET6);
+	EXPECT_EQ(job->nodes[2].addr[3], 3);
+	EXPECT_EQ(job->nodes[2].__pad, 0);
+	EXPECT_EQ(job->peers[0].kind, KPROG_PEER_ABSENT);
+	EXPECT_EQ(job->peers[1].kind, KPROG_PEER_LOCAL);
+	EXPECT_EQ(job->peers[2].kind, KPROG_PEER_REMOTE);
+	EXPECT_EQ(job->peers[2].node, 1);
+	EXPECT_EQ(job->peers[3].node, 2);
+	EXPECT(kprog_job_is_local(job, 0));
+	EXPECT(!kprog_job_is_local(job, 3));
+	kprog_job_peer(job, 3, &ref);
+	EXPECT_EQ(ref.kind, KPROG_PEER_REMOTE);
+	EXPECT_EQ(ref.node, 2);
+	EXPECT(!ref.ep);
+	EXPECT(kprog_xport_for(&ref) == &kt_fx_xport);
+	EXPECT(!kprog_job_get_ep(job, 2));
+	/* The other local rank joins with the same map. */
+	fill_nodes(nodes, 3);
+	j = map_req(key, 0, map4, nodes, 3);
+	EXPECT_OK(kt_join_req(b, &j));
+	EXPECT(kprog_ep_job(b->ep) == job);
+	/* Without a transport a remote peer is unreachable, not local. */
+	kprog_xport_set_net(NULL);
+	EXPECT(!kprog_xport_for(&ref));
+	kt_fx_install();
+}
+
+TEST(job__later_joiner_must_hand_in_the_same_node_map)
+{
+	struct kt_ep *a = kt_open(), *b = kt_open();
+	struct kprog_node_addr nodes[3];
+	static const u32 other[4] = { 0, 0, 2, 1 };
+	u64 key = kt_new_key();
+	struct kprog_join j;
+
+	kt_fx_install();
+	fill_nodes(nodes, 3);
+	j = map_req(key, 0, map4, nodes, 3);
+	ASSERT_OK(kt_join_req(a, &j));
+	j = join_req(key, 1, 4);				/* no map */
+	EXPECT_ERR(kt_join_req(b, &j), -EINVAL);
+	j = map_req(key, 1, other, nodes, 3);			/* ranks */
+	EXPECT_ERR(kt_join_req(b, &j), -EINVAL);
+	nodes[2].port = 99;
+	j = map_req(key, 1, map4, nodes, 3);			/* addresses */
+	EXPECT_ERR(kt_join_req(b, &j), -EINVAL);
+	fill_nodes(nodes, 3);
+	j = map_req(key, 1, map4, nodes, 2);			/* node count */
+	EXPECT_ERR(kt_join_req(b, &j), -EINVAL);
+	nodes[3 - 1].__pad = 7;		/* padding does not count */
+	j = map_req(key, 1, map4, nodes, 3);
+	EXPECT_OK(kt_join_req(b, &j));
+}
+
+TEST(job__joiner_with_a_map_cannot_join_a_job_without_one)
+{
+	struct kt_ep *a = kt_open(), *b = kt_open();
+	struct kprog_node_addr nodes[3];
+	static const u32 one_node[4] = { 0, 0, 0, 0 };
+	u64 key = kt_new_key();
+	struct kprog_join j = join_req(key, 0, 4);
+
+	ASSERT_OK(kt_join_req(a, &j));
+	fill_nodes(nodes, 3);
+	j = map_req(key, 1, one_node, nodes, 1);
+	EXPECT_ERR(kt_join_req(b, &j), -EINVAL);
+	j = map_req(key, 1, one_node, nodes, 1);
+	j.self_node = 0;
+	j.rank_nodes = 0;
+	j.nodes = 0;
+	j.nr_nodes = 0;
+	EXPECT_OK(kt_join_req(b, &j));
+}
+
+static struct kprog_node_addr fail_nodes[3];
+
+static int join_map_failing(void *arg)
+{
+	struct kprog_join j = map_req(failing_key, 0, map4, fail_nodes, 3);
+
+	fill_nodes(fail_nodes, 3);
+	return kt_join_req(failing_ep, &j);
+}
+
+TEST(job__every_allocation_failing_in_a_join_with_a_map_is_enomem)
+{
+	kt_fx_install();
+	failing_ep = kt_open();
+	failing_key = kt_new_key();
+	/* nodes, rank_node, ring, job, peers, left bitmap */
+	EXPECT_EQ(kt_each_alloc_failure(join_map_failing, NULL, NULL, -ENOMEM),
+		  6);
+	EXPECT_EQ(kprog_ep_job(failing_ep->ep)->nr_nodes, 3);
+}
+
+TEST(job__a_leaving_rank_is_leaving_until_its_departure_ends)
+{
+	struct kt_ep *a, *b;
+	struct kprog_job *job;
+	struct kprog_peer_ref ref;
+
+	kt_pair(&a, &b);
+	job = kprog_ep_job(a->ep);
+	/* b's file is released, step by step (main.c's kprog_release()). */
+	mock_set_current(b->proc);
+	kprog_job_leave_begin(b->ep);
+	kprog_job_peer(job, 1, &ref);
+	EXPECT_EQ(ref.kind, KPROG_PEER_LEAVING);
+	EXPECT(!ref.ep);
+	EXPECT(!kprog_xport_for(&ref));
+	EXPECT(kprog_job_rank_left(job, 1));
+	/* Its rank cannot be taken yet. */
+	EXPECT_ERR(kt_join(kt_open(), job->key, 1, 2), -EADDRINUSE);
+	mock_set_current(b->proc);
+	kprog_depart(b->ep);
+	kprog_chan_depart(b->ep);
+	kprog_job_leave_end(b->ep);
+	EXPECT_EQ(job->peers[1].kind, KPROG_PEER_ABSENT);
+	EXPECT_EQ(job->members, 1);
+	kprog_ep_quiesce(b->ep);
+	kprog_ep_put(b->ep);
+	b->open = false;
+	EXPECT_OK(kt_join(kt_open(), job->key, 1, 2));
 }

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/ring.c: the completion ring shared with user space, the overflow
- * list, flushing, KPROG_IOC_WAIT, poll and mmap. User space is played by
- * the test: it reads and writes the ring through its mapping.
+ * kmod/ring.c and kmod/cq.c: the completion ring shared with user space,
+ * its per-source area, the overflow list, flushing, KPROG_IOC_WAIT (with
+ * events), poll and mmap. User space is played by the test: it reads and
+ * writes the ring through its mapping.
  */
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include "kprog.h"
+#include "op.h"
 #include "stats.h"
 #include "ktest.h"
 
@@ -36,7 +38,7 @@ static bool holds(struct kt_ep *e, u64 req_id)
 	bool ret;
 
 	spin_lock_irqsave(&e->ep->olock, flags);
-	ret = kprog_ring_holds(e->ep, req_id);
+	ret = kprog_cq_holds(e->ep, req_id);
 	spin_unlock_irqrestore(&e->ep->olock, flags);
 	return ret;
 }
@@ -58,19 +60,45 @@ TEST(ring__alloc_sizes_the_ring_from_ring_entries)
 	EXPECT_EQ(e->ring->entries, 4);
 	EXPECT_EQ(e->ring->head, 0);
 	EXPECT_EQ(e->ring->tail, 0);
-	EXPECT(e->ring == (void *)e->ep->ring);
+	EXPECT(e->ring == e->ep->ring.mem);
+	EXPECT_EQ(e->ring->nr_src, 1);
+	EXPECT_EQ(e->ring->src_offset, 256);	/* 128 + 4 slots, aligned */
+	EXPECT_EQ(kt_src(e, 0)->held, 0);
+}
+
+TEST(ring__per_source_area_follows_the_slots_and_grows_the_mapping)
+{
+	struct kprog_ring r = {};
+
+	ASSERT_OK(kprog_ring_alloc(&r, 2, 1000));
+	EXPECT_EQ(r.hdr->src_offset, 192);
+	EXPECT_EQ(r.hdr->nr_src, 1000);
+	EXPECT_EQ(r.bytes, PAGE_ALIGN(192 + 1000 * 8));
+	EXPECT((void *)r.src == r.mem + 192);
+	r.src[999].held = 1;		/* ASan: inside the allocation */
+	kprog_ring_free(&r);
+	EXPECT(!r.mem && !r.hdr && !r.cqes);
 }
 
 TEST(ring__alloc_failure_is_enomem_and_free_without_a_ring_is_harmless)
 {
-	struct kprog_ep *ep = kprog_ep_alloc();
+	struct kprog_ring r = {};
 
-	ASSERT(ep);
 	mock_kmalloc_errors = 1;
-	EXPECT_ERR(kprog_ring_alloc(ep), -ENOMEM);
-	EXPECT(!ep->ring);
-	kprog_ring_free(ep);
-	kprog_ep_put(ep);
+	EXPECT_ERR(kprog_ring_alloc(&r, 4, 1), -ENOMEM);
+	EXPECT(!r.mem);
+	kprog_ring_free(&r);
+}
+
+TEST(ring__held_counts_of_a_source_outside_the_job_warn_and_change_nothing)
+{
+	struct kt_ep *e = ring_ep(4);
+
+	kt_catch_begin();
+	kprog_ring_held(&e->ep->ring, 1, 1);
+	kprog_ring_src_flags(&e->ep->ring, 1, KPROG_SRC_LEFT);
+	EXPECT_EQ(kt_catch_end(), 2);
+	EXPECT_EQ(e->ring->unexp, 0);
 }
 
 TEST(ring__completions_go_to_the_ring_in_order_and_free_their_ops)
@@ -134,12 +162,12 @@ TEST(ring__flush_wakes_waiters_only_when_it_moved_something)
 	struct kt_ep *e = ring_ep(2);
 
 	complete_ops(e, 1, 3);
-	kprog_ring_flush(e->ep);	/* nothing fits */
+	kprog_cq_flush(e->ep);	/* nothing fits */
 	EXPECT_EQ(mock_wakeups_of(&e->ep->wq), 0);
 	EXPECT_CQE(e, 1, 100, 0);
-	kprog_ring_flush(e->ep);
+	kprog_cq_flush(e->ep);
 	EXPECT_EQ(mock_wakeups_of(&e->ep->wq), 1);
-	kprog_ring_flush(e->ep);	/* overflow empty: returns at once */
+	kprog_cq_flush(e->ep);	/* overflow empty: returns at once */
 	EXPECT_EQ(mock_wakeups_of(&e->ep->wq), 1);
 }
 
@@ -148,7 +176,7 @@ TEST(ring__indices_wrap_at_2_to_the_32)
 	struct kt_ep *e = ring_ep(4);
 	int i;
 
-	e->ep->tail = 0xfffffffeU;
+	e->ep->ring.tail = 0xfffffffeU;
 	e->ring->tail = 0xfffffffeU;
 	e->ring->head = 0xfffffffeU;
 	complete_ops(e, 1, 5);
@@ -410,4 +438,53 @@ TEST(ring__mmap_takes_only_a_shared_mapping_of_the_ring_at_offset_0)
 	EXPECT_ERR(kt_mmap(e, PAGE_SIZE, 0, shared, NULL), -EAGAIN);
 	EXPECT_OK(kt_mmap(e, PAGE_SIZE, 0, VM_READ | VM_SHARED, &ring));
 	EXPECT(ring == e->ring);
+}
+
+TEST(ring__wait_on_events_returns_at_once_when_the_count_moved)
+{
+	struct kt_ep *a, *b;
+	struct kprog_wait w = { .timeout_ns = -1, .flags = KPROG_WAIT_EVENTS };
+	u32 rank = 1;
+
+	kt_pair(&a, &b);
+	w.events = kt_events(b);
+	EXPECT_OK(kt_ioctl(a, KPROG_IOC_KICK, &rank));
+	EXPECT_OK(kt_ioctl(b, KPROG_IOC_WAIT, &w));
+	EXPECT_EQ(mock_schedules, 0);
+	/* Without the flag the count does not matter. */
+	w.flags = 0;
+	w.timeout_ns = 100;
+	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_WAIT, &w), -ETIMEDOUT);
+	w.flags = 2;
+	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_WAIT, &w), -EINVAL);
+}
+
+static void kick_from_hook(void *arg)
+{
+	u32 rank = 1;
+
+	EXPECT_OK(kt_ioctl(hook_ep, KPROG_IOC_KICK, &rank));
+	mock_schedule_hook = NULL;
+}
+
+TEST(ring__wait_on_events_sleeps_until_an_event)
+{
+	struct kt_ep *a, *b;
+	struct kprog_wait w = { .timeout_ns = -1, .flags = KPROG_WAIT_EVENTS };
+
+	kt_pair(&a, &b);
+	hook_ep = a;
+	w.events = kt_events(b);
+	mock_schedule_hook = kick_from_hook;
+	EXPECT_OK(kt_ioctl(b, KPROG_IOC_WAIT, &w));
+	EXPECT_EQ(mock_schedules, 1);
+	EXPECT_EQ(kt_events(b), w.events + 1);
+	/* With a timeout too. */
+	w.events = kt_events(b);
+	w.timeout_ns = 1000000;
+	mock_schedule_hook = kick_from_hook;
+	EXPECT_OK(kt_ioctl(b, KPROG_IOC_WAIT, &w));
+	w.events = kt_events(b);
+	w.timeout_ns = 1000;
+	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_WAIT, &w), -ETIMEDOUT);
 }

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/ep.c: endpoints and the life of operations: creation from a post
- * (buffer and iovec import, their errors), max_ops and max_iov_total
- * charges, the eager copy-in, references, and deferred frees.
+ * kmod/op.c, msg.c, ep.c: endpoints, messages and the life of
+ * operations: creation from a post (buffer and iovec import, their
+ * errors), max_ops and max_iov_total charges, the owner's list,
+ * references, deferred frees and the leak reports at unload.
  */
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include "kprog.h"
+#include "ep.h"
+#include "op.h"
+#include "msg.h"
+#include "umem.h"
 #include "ktest.h"
 
 static struct kt_ep *joined_ep(void)
@@ -23,7 +28,7 @@ static struct kprog_op *create(struct kt_ep *e, struct kprog_post *p,
 			       bool is_send)
 {
 	mock_set_current(e->proc);
-	return kprog_op_create(e->ep, p, is_send);
+	return kprog_op_create(e->ep, p, is_send, NULL);
 }
 
 /* Returns what a failed post returns and drops the op. */
@@ -66,7 +71,7 @@ TEST(ep__new_endpoint_has_one_reference_and_empty_lists)
 	kprog_ep_put(ep);
 }
 
-TEST(ep__op_holds_a_slot_the_mm_and_the_owner_until_dropped)
+TEST(op__op_holds_a_slot_the_mm_and_the_owner_until_dropped)
 {
 	struct kt_ep *e = joined_ep();
 	char buf[16];
@@ -77,7 +82,7 @@ TEST(ep__op_holds_a_slot_the_mm_and_the_owner_until_dropped)
 	ASSERT(!IS_ERR(op));
 	EXPECT_EQ(refcount_read(&op->ref), 1);
 	EXPECT(op->owner == e->ep);
-	EXPECT(op->mm == mm);
+	EXPECT(op->buf.mm == mm);
 	EXPECT_EQ(atomic_read(&mm->mm_count), 2);
 	EXPECT_EQ(kref_read(&e->ep->ref), 2);
 	EXPECT_EQ(kt_nr_ops(e), 1);
@@ -86,14 +91,15 @@ TEST(ep__op_holds_a_slot_the_mm_and_the_owner_until_dropped)
 	EXPECT_EQ(op->context, 3);
 	EXPECT_EQ(op->peer, 1);
 	EXPECT_EQ(op->tag, 9);
-	EXPECT_EQ(op->src_rank, 0);
+	EXPECT_EQ(op->state, KPROG_OP_NEW);
+	EXPECT_EQ(op->olist, KPROG_OL_NONE);
 	drop(op);
 	EXPECT_EQ(atomic_read(&mm->mm_count), 1);
 	EXPECT_EQ(kref_read(&e->ep->ref), 1);
 	EXPECT_EQ(kt_nr_ops(e), 0);
 }
 
-TEST(ep__op_of_a_task_without_mm_is_einval)
+TEST(op__op_of_a_task_without_mm_is_einval)
 {
 	struct kt_ep *e = joined_ep();
 	struct mock_proc *kthread = mock_proc_new(0);
@@ -101,11 +107,11 @@ TEST(ep__op_of_a_task_without_mm_is_einval)
 
 	mock_proc_exit_mm(kthread);
 	mock_set_current(kthread);
-	EXPECT_ERR(PTR_ERR(kprog_op_create(e->ep, &p, false)), -EINVAL);
+	EXPECT_ERR(PTR_ERR(kprog_op_create(e->ep, &p, false, NULL)), -EINVAL);
 	EXPECT_EQ(kt_nr_ops(e), 0);
 }
 
-TEST(ep__op_allocation_failure_is_enomem)
+TEST(op__op_allocation_failure_is_enomem)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_post p = buf_post(NULL, 0);
@@ -115,7 +121,7 @@ TEST(ep__op_allocation_failure_is_enomem)
 	EXPECT_EQ(kt_nr_ops(e), 0);
 }
 
-TEST(ep__plain_buffer_is_one_inline_segment_and_costs_no_iov_entry)
+TEST(op__plain_buffer_is_one_inline_segment_and_costs_no_iov_entry)
 {
 	struct kt_ep *e = joined_ep();
 	char buf[16];
@@ -123,11 +129,11 @@ TEST(ep__plain_buffer_is_one_inline_segment_and_costs_no_iov_entry)
 	struct kprog_op *op = create(e, &p, false);
 
 	ASSERT(!IS_ERR(op));
-	EXPECT(op->iov == &op->iov_inline);
-	EXPECT_EQ(op->nr_iov, 1);
-	EXPECT_EQ(op->iov[0].base, (uintptr_t)buf);
-	EXPECT_EQ(op->iov[0].len, 16);
-	EXPECT_EQ(op->len, 16);
+	EXPECT(op->buf.iov == &op->iov_inline);
+	EXPECT_EQ(op->buf.nr_iov, 1);
+	EXPECT_EQ(op->buf.iov[0].base, (uintptr_t)buf);
+	EXPECT_EQ(op->buf.iov[0].len, 16);
+	EXPECT_EQ(op->buf.len, 16);
 	EXPECT_EQ(op->iov_charge, 0);
 	EXPECT_EQ(e->ep->iov_total, 0);
 	drop(op);
@@ -135,12 +141,12 @@ TEST(ep__plain_buffer_is_one_inline_segment_and_costs_no_iov_entry)
 	p.len = 0;
 	op = create(e, &p, false);
 	ASSERT(!IS_ERR(op));
-	EXPECT_EQ(op->nr_iov, 0);
-	EXPECT_EQ(op->len, 0);
+	EXPECT_EQ(op->buf.nr_iov, 0);
+	EXPECT_EQ(op->buf.len, 0);
 	drop(op);
 }
 
-TEST(ep__plain_buffer_too_long_or_wrapping_is_einval)
+TEST(op__plain_buffer_too_long_or_wrapping_is_einval)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_post p = buf_post((void *)0x100000, KPROG_MAX_MSG + 1);
@@ -159,7 +165,7 @@ TEST(ep__plain_buffer_too_long_or_wrapping_is_einval)
 	EXPECT_EQ(mock_live_allocs, live);
 }
 
-TEST(ep__iov_count_above_max_iov_is_einval)
+TEST(op__iov_count_above_max_iov_is_einval)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_post p = iov_post((void *)0x100000, kprog_max_iov + 1);
@@ -167,7 +173,7 @@ TEST(ep__iov_count_above_max_iov_is_einval)
 	EXPECT_ERR(PTR_ERR(create(e, &p, true)), -EINVAL);
 }
 
-TEST(ep__zero_iov_entries_are_an_empty_message_with_no_charge)
+TEST(op__zero_iov_entries_are_an_empty_message_with_no_charge)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_post p = iov_post((void *)MOCK_BAD_UADDR, 0);
@@ -176,13 +182,13 @@ TEST(ep__zero_iov_entries_are_an_empty_message_with_no_charge)
 
 	ASSERT(!IS_ERR(op));
 	EXPECT_EQ(mock_allocs - allocs, 1);	/* the op only */
-	EXPECT_EQ(op->len, 0);
-	EXPECT_EQ(op->nr_iov, 0);
+	EXPECT_EQ(op->buf.len, 0);
+	EXPECT_EQ(op->buf.nr_iov, 0);
 	EXPECT_EQ(op->iov_charge, 0);
 	drop(op);
 }
 
-TEST(ep__unreadable_iov_array_is_efault_and_leaks_nothing)
+TEST(op__unreadable_iov_array_is_efault_and_leaks_nothing)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_iov iov[2] = { { 0x100000, 1 }, { 0x200000, 1 } };
@@ -197,7 +203,7 @@ TEST(ep__unreadable_iov_array_is_efault_and_leaks_nothing)
 	EXPECT_EQ(kt_nr_ops(e), 0);
 }
 
-TEST(ep__iov_drops_empty_segments_but_charges_every_entry)
+TEST(op__iov_drops_empty_segments_but_charges_every_entry)
 {
 	struct kt_ep *e = joined_ep();
 	char a[10], c[5];
@@ -208,18 +214,18 @@ TEST(ep__iov_drops_empty_segments_but_charges_every_entry)
 	struct kprog_op *op = create(e, &p, true);
 
 	ASSERT(!IS_ERR(op));
-	EXPECT_EQ(op->nr_iov, 2);
-	EXPECT_EQ(op->len, 15);
-	EXPECT_EQ(op->iov[0].base, (uintptr_t)a);
-	EXPECT_EQ(op->iov[1].base, (uintptr_t)c);
-	EXPECT_EQ(op->iov[1].len, 5);
+	EXPECT_EQ(op->buf.nr_iov, 2);
+	EXPECT_EQ(op->buf.len, 15);
+	EXPECT_EQ(op->buf.iov[0].base, (uintptr_t)a);
+	EXPECT_EQ(op->buf.iov[1].base, (uintptr_t)c);
+	EXPECT_EQ(op->buf.iov[1].len, 5);
 	EXPECT_EQ(op->iov_charge, 4);
 	EXPECT_EQ(e->ep->iov_total, 4);
 	drop(op);
 	EXPECT_EQ(e->ep->iov_total, 0);
 }
 
-TEST(ep__iov_segment_wrapping_the_address_space_is_einval)
+TEST(op__iov_segment_wrapping_the_address_space_is_einval)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_iov iov[2] = { { 0x100000, 10 }, { U64_MAX - 4, 10 } };
@@ -231,7 +237,7 @@ TEST(ep__iov_segment_wrapping_the_address_space_is_einval)
 	EXPECT_EQ(e->ep->iov_total, 0);
 }
 
-TEST(ep__iov_total_above_the_largest_message_is_einval)
+TEST(op__iov_total_above_the_largest_message_is_einval)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_iov iov[2] = {
@@ -245,7 +251,7 @@ TEST(ep__iov_total_above_the_largest_message_is_einval)
 	iov[1].len = KPROG_MAX_MSG / 2 - 1;
 	op = create(e, &p, true);
 	EXPECT(!IS_ERR(op));
-	EXPECT_EQ(op->len, KPROG_MAX_MSG);
+	EXPECT_EQ(op->buf.len, KPROG_MAX_MSG);
 	drop(op);
 }
 
@@ -262,19 +268,19 @@ static int create_op(void *arg)
 	return 0;
 }
 
-TEST(ep__every_allocation_failing_in_op_creation_is_enomem)
+TEST(op__every_allocation_failing_in_op_creation_is_enomem)
 {
 	struct kprog_iov iov[3] = { { 0x100000, 1 } };
 
 	cur_ep = joined_ep();
 	cur_post = iov_post(iov, 3);
-	/* the op, its iovec array */
+	/* its iovec array, the op */
 	EXPECT_EQ(kt_each_alloc_failure(create_op, NULL, NULL, -ENOMEM), 2);
 	EXPECT_EQ(kt_nr_ops(cur_ep), 0);
 	EXPECT_EQ(cur_ep->ep->iov_total, 0);
 }
 
-TEST(ep__max_ops_reached_is_enobufs_until_a_slot_returns)
+TEST(op__max_ops_reached_is_enobufs_until_a_slot_returns)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_post p = buf_post(NULL, 0);
@@ -292,7 +298,7 @@ TEST(ep__max_ops_reached_is_enobufs_until_a_slot_returns)
 	drop(b);
 }
 
-TEST(ep__max_iov_total_reached_is_enobufs_for_iovec_posts_only)
+TEST(op__max_iov_total_reached_is_enobufs_for_iovec_posts_only)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_iov iov[3] = { { 0x100000, 1 }, { 0x100000, 1 } };
@@ -318,64 +324,7 @@ TEST(ep__max_iov_total_reached_is_enobufs_for_iovec_posts_only)
 	drop(a);
 }
 
-TEST(ep__copy_in_gathers_every_segment_into_one_kernel_buffer)
-{
-	struct kt_ep *e = joined_ep();
-	char a[100], b[3000];
-	struct kprog_iov iov[2] = { { (uintptr_t)a, 100 }, { (uintptr_t)b, 3000 } };
-	struct kprog_post p = iov_post(iov, 2);
-	struct kprog_op *op;
-
-	kt_fill(a, 100, 1);
-	kt_fill(b, 3000, 2);
-	op = create(e, &p, true);
-	ASSERT(!IS_ERR(op));
-	EXPECT_OK(kprog_op_copy_in(op));
-	ASSERT(op->kbuf);
-	EXPECT(kt_check(op->kbuf, 100, 1));
-	EXPECT(kt_check(op->kbuf + 100, 3000, 2));
-	drop(op);
-}
-
-TEST(ep__copy_in_of_an_empty_message_allocates_nothing)
-{
-	struct kt_ep *e = joined_ep();
-	struct kprog_post p = buf_post(NULL, 0);
-	struct kprog_op *op = create(e, &p, true);
-	long allocs = mock_allocs;
-
-	ASSERT(!IS_ERR(op));
-	EXPECT_OK(kprog_op_copy_in(op));
-	EXPECT(!op->kbuf);
-	EXPECT_EQ(mock_allocs, allocs);
-	drop(op);
-}
-
-TEST(ep__copy_in_failures_are_enomem_or_efault_and_leak_nothing)
-{
-	struct kt_ep *e = joined_ep();
-	char a[64];
-	struct kprog_iov iov[2] = { { (uintptr_t)a, 64 }, { MOCK_BAD_UADDR, 8 } };
-	struct kprog_post p = buf_post(a, 64);
-	struct kprog_op *op = create(e, &p, true);
-	long live = mock_live_allocs;
-
-	ASSERT(!IS_ERR(op));
-	mock_kmalloc_errors = 1;
-	EXPECT_ERR(kprog_op_copy_in(op), -ENOMEM);
-	mock_copy_from_user_errors = 1;
-	EXPECT_ERR(kprog_op_copy_in(op), -EFAULT);
-	drop(op);
-	EXPECT_EQ(mock_live_allocs, live - 1);
-
-	p = iov_post(iov, 2);		/* the second segment faults */
-	op = create(e, &p, true);
-	ASSERT(!IS_ERR(op));
-	EXPECT_ERR(kprog_op_copy_in(op), -EFAULT);
-	drop(op);
-}
-
-TEST(ep__last_put_in_process_context_frees_at_once)
+TEST(op__last_put_in_process_context_frees_at_once)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_post p = buf_post(NULL, 0);
@@ -388,7 +337,7 @@ TEST(ep__last_put_in_process_context_frees_at_once)
 	EXPECT_EQ(mock_work_queued(), 0);
 }
 
-TEST(ep__last_put_in_atomic_context_defers_the_free_to_one_work_item)
+TEST(op__last_put_in_atomic_context_defers_the_free_to_one_work_item)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_post p = buf_post(NULL, 0);
@@ -425,14 +374,147 @@ TEST(ep__release_warns_when_an_op_kept_its_slot)
 	EXPECT_EQ(kt_catch_end(), 1);
 }
 
-TEST(ep__unload_reports_endpoints_and_ops_still_alive)
+TEST(ep__unload_reports_endpoints_ops_and_messages_still_alive)
 {
 	struct kt_ep *e = joined_ep();
 	struct kprog_post p = buf_post(NULL, 0);
 	struct kprog_op *op = create(e, &p, false);
 
+	struct kprog_env env = { .len = 3 };
+	struct kprog_msg *msg = kprog_msg_alloc(&env, GFP_KERNEL);
+
+	ASSERT(msg);
 	kt_close(e);			/* the op keeps the endpoint */
 	kt_unload();
-	EXPECT_PRINTK("leaked 1 endpoints, 1 operations");
+	EXPECT(strstr(mock_printk_buf, "kprog: leaked 1 operations"));
+	EXPECT(strstr(mock_printk_buf, "kprog: leaked 1 messages"));
+	EXPECT_PRINTK("kprog: leaked 1 endpoints");
 	drop(op);
+	kprog_msg_free(msg);
+	ASSERT_OK(kt_load());
+}
+
+TEST(op__create_takes_over_an_imported_iovec_array)
+{
+	struct kt_ep *e = joined_ep();
+	char a[10], b[20];
+	struct kprog_iov iov[2] = { { (uintptr_t)a, 10 }, { (uintptr_t)b, 20 } };
+	struct kprog_post p = iov_post(iov, 2);
+	struct kprog_iov_import im;
+	struct kprog_op *op;
+
+	mock_set_current(e->proc);
+	ASSERT_OK(kprog_iov_import(&im, &p));
+	op = kprog_op_create(e->ep, &p, true, &im);
+	ASSERT(!IS_ERR(op));
+	EXPECT(im.iov == &im.inline_iov);	/* the op has the array */
+	EXPECT_EQ(im.nr_iov, 0);
+	EXPECT_EQ(op->buf.nr_iov, 2);
+	EXPECT_EQ(op->buf.len, 30);
+	EXPECT_EQ(op->iov_charge, 2);
+	kprog_iov_release(&im);			/* harmless */
+	drop(op);
+}
+
+TEST(op__charge_failure_after_taking_an_array_frees_it)
+{
+	struct kt_ep *e = joined_ep();
+	struct kprog_iov iov[3] = { { 0x100000, 1 } };
+	struct kprog_post p = iov_post(iov, 3);
+	long live = mock_live_allocs;
+
+	kprog_max_iov_total = 2;
+	EXPECT_ERR(PTR_ERR(create(e, &p, true)), -ENOBUFS);
+	EXPECT_EQ(mock_live_allocs, live);
+	kprog_max_ops = 1;
+	EXPECT_OK(kprog_op_charge(e->ep, 0));
+	EXPECT_ERR(kprog_op_charge(e->ep, 0), -ENOBUFS);
+	kprog_op_uncharge_raw(e->ep, 0);
+	EXPECT_EQ(kt_nr_ops(e), 0);
+}
+
+TEST(op__deactivate_takes_an_op_back_unless_its_owner_left)
+{
+	struct kt_ep *e = joined_ep();
+	struct kprog_post p = buf_post(NULL, 0);
+	struct kprog_op *op = create(e, &p, true);
+
+	ASSERT(!IS_ERR(op));
+	kprog_op_activate(op);
+	EXPECT_EQ(op->olist, KPROG_OL_ACTIVE);
+	EXPECT(kprog_op_deactivate(op));
+	EXPECT_EQ(op->olist, KPROG_OL_NONE);
+	EXPECT_EQ(kt_nr_ops(e), 0);
+	EXPECT(!kprog_op_deactivate(op));	/* not on the list */
+	kprog_op_put(op);
+}
+
+TEST(op__completion_of_an_op_not_on_its_owners_list_is_ignored)
+{
+	struct kt_ep *e = joined_ep();
+	struct kprog_post p = buf_post(NULL, 0);
+	struct kprog_op *op = create(e, &p, false);
+
+	kt_op_complete(op, 1, 0);	/* never activated */
+	EXPECT_EQ(kt_ring_count(e), 0);
+	EXPECT_EQ(kt_nr_ops(e), 1);
+	drop(op);
+}
+
+TEST(msg__alloc_copies_the_envelope_and_payload_room_follows_the_length)
+{
+	struct kprog_env env = { .context = 3, .src = 1, .dst = 2, .tag = 4,
+				 .len = 100 };
+	struct kprog_msg *msg = kprog_msg_alloc(&env, GFP_KERNEL);
+
+	ASSERT(msg);
+	EXPECT_EQ(msg->state, KPROG_MSG_NEW);
+	EXPECT(list_empty(&msg->qnode));
+	EXPECT_EQ(msg->env.tag, 4);
+	EXPECT(!kprog_msg_is_rndv(msg));
+	EXPECT_OK(kprog_msg_alloc_data(msg, GFP_KERNEL));
+	ASSERT(msg->data);
+	memset(msg->data, 1, 100);		/* ASan: all of it */
+	kprog_msg_free(msg);
+
+	env.len = 0;
+	env.flags = KPROG_ENV_RNDV;
+	msg = kprog_msg_alloc(&env, GFP_ATOMIC);
+	ASSERT(msg);
+	EXPECT(kprog_msg_is_rndv(msg));
+	EXPECT_OK(kprog_msg_alloc_data(msg, GFP_KERNEL));
+	EXPECT(!msg->data);
+	kprog_msg_free(msg);
+}
+
+TEST(msg__allocation_failures_are_reported)
+{
+	struct kprog_env env = { .len = 10 };
+	struct kprog_msg *msg;
+
+	mock_kmalloc_errors = 1;
+	EXPECT(!kprog_msg_alloc(&env, GFP_KERNEL));
+	msg = kprog_msg_alloc(&env, GFP_KERNEL);
+	ASSERT(msg);
+	mock_kmalloc_errors = 1;
+	EXPECT_ERR(kprog_msg_alloc_data(msg, GFP_KERNEL), -ENOMEM);
+	kprog_msg_free(msg);
+}
+
+TEST(ep__release_warns_when_a_channel_is_left_in_its_table)
+{
+	struct kprog_ep *ep = kprog_ep_alloc();
+	static int dummy;
+
+	ASSERT(ep);
+	ASSERT(!xa_err(xa_store(&ep->chans, 3, &dummy, GFP_KERNEL)));
+	kt_catch_begin();
+	kprog_ep_put(ep);		/* xa_destroy() frees the entry */
+	EXPECT_EQ(kt_catch_end(), 1);
+}
+
+TEST(ep__allocation_failure_leaves_nothing)
+{
+	mock_kmalloc_errors = 1;
+	EXPECT(!kprog_ep_alloc());
 }
