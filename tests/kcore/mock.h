@@ -137,6 +137,13 @@ void mock_reset(void);
 void mock_check_clean(void);
 void mock_abandon(void);		/* after an aborted test */
 
+/*
+ * A mapping of @len bytes (several GiB if need be) that only takes memory
+ * where it is written: messages above 4 GiB whose copies stop early.
+ */
+void *mock_huge_map(u64 len);
+void mock_huge_unmap(void *p, u64 len);
+
 /* Fake pages: the struct page that maps a user address, and back. */
 struct page *mock_page_of(unsigned long uaddr);
 

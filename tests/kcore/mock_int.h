@@ -21,6 +21,9 @@ extern void *aligned_alloc(size_t alignment, size_t size);
 extern void free(void *ptr);
 extern int printf(const char *fmt, ...);
 extern int mincore(void *addr, size_t length, unsigned char *vec);
+extern void *mmap(void *addr, size_t length, int prot, int flags, int fd,
+		  long offset);
+extern int munmap(void *addr, size_t length);
 /* AddressSanitizer's symbolizer names the callers in failure messages. */
 extern void __sanitizer_symbolize_pc(void *pc, const char *fmt, char *buf,
 				     size_t size);

@@ -5,6 +5,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/err.h>
+#include <linux/mman.h>
 #include <linux/mmap_lock.h>
 #include <linux/tracepoint-defs.h>
 #include "mock.h"
@@ -254,6 +255,19 @@ void __mmap_lock_do_trace_acquire_returned(struct mm_struct *mm, bool write,
 
 void __mmap_lock_do_trace_released(struct mm_struct *mm, bool write)
 {
+}
+
+void *mock_huge_map(u64 len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == (void *)-1L ? NULL : p;
+}
+
+void mock_huge_unmap(void *p, u64 len)
+{
+	munmap(p, len);
 }
 
 void mock_mm_check(void)

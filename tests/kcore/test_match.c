@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/match.c: matching through the ioctls: eager and rendezvous sends,
- * the unexpected queue, wildcards, order, probe and mprobe, cancel,
- * truncation, and the departure of endpoints.
- *
- * The matching core is being rewritten (peers, one arrival path,
- * envelope-level transports): these tests go through the ABI (utils.c)
- * so that most of them should survive it; the few that look inside are
- * marked.
+ * kmod/match.c, post.c, eager.c, rndv.c between endpoints of one node:
+ * the one arrival path, eager and rendezvous sends, the unexpected queue,
+ * wildcards, order, probe and mprobe, cancel, truncation, the departure
+ * of endpoints, and what the ring publishes per source (held, unexp,
+ * flags, events). Through the ioctls (utils.c); the few checks that look
+ * inside are marked "internal".
  */
 #include "kprog.h"
+#include "ep.h"
+#include "op.h"
+#include "msg.h"
+#include "match.h"
+#include "transport.h"
 #include "stats.h"
 #include "ktest.h"
 
@@ -251,6 +254,7 @@ TEST(match__eager_iovec_send_frees_its_array_at_once)
 	EXPECT_EQ(p.done, 1);
 	EXPECT_EQ(a->ep->iov_total, 0);			/* internal */
 	EXPECT_EQ(mock_live_allocs, live - 1);	/* b's receive is done */
+	EXPECT_EQ(kt_nr_ops(a), 0);
 	EXPECT_CQE(b, 1, 5, 0);
 	EXPECT(!strcmp(r, "abcd"));
 	/* and when it waits in the unexpected queue */
@@ -449,6 +453,14 @@ TEST(match__blocking_probe_sleeps_until_a_message_arrives)
 	EXPECT_EQ(mock_schedules, 1);
 }
 
+static void kick_then_send(void *arg)
+{
+	u32 rank = 1;
+
+	EXPECT_OK(kt_ioctl(hook_from, KPROG_IOC_KICK, &rank));
+	mock_schedule_hook = send_from_hook;
+}
+
 static void close_from_hook(void *arg)
 {
 	kt_close(hook_from);
@@ -606,6 +618,13 @@ static int eager_send(void *arg)
 	return kt_send(fail_a, 1, 0, fail_buf, 64, 1, 0, NULL);
 }
 
+static int rndv_send(void *arg)
+{
+	static u8 big[20000];
+
+	return kt_send(fail_a, 1, 0, big, sizeof(big), 1, 0, NULL);
+}
+
 static int posted_recv(void *arg)
 {
 	int err = kt_recv(fail_b, 0, 0, fail_buf, 64, 2, 0, NULL);
@@ -628,14 +647,61 @@ TEST(match__every_allocation_failing_in_a_post_is_enomem)
 	struct kprog_post p;
 
 	kt_pair(&fail_a, &fail_b);
-	/* the op, the eager buffer, the transfer */
-	EXPECT_EQ(kt_each_alloc_failure(eager_send, NULL, NULL, -ENOMEM), 3);
+	/* the message, its payload */
+	EXPECT_EQ(kt_each_alloc_failure(eager_send, NULL, NULL, -ENOMEM), 2);
 	ASSERT_OK(kt_recv(fail_b, 0, 0, fail_buf, 64, 9, 0, &p));
 	EXPECT_EQ(p.done, 1);
-	/* the op, the transfer */
+	/* the op */
 	EXPECT_EQ(kt_each_alloc_failure(posted_recv, drain_b, NULL, -ENOMEM),
-		  2);
+		  1);
+	/* the op, the message */
+	EXPECT_EQ(kt_each_alloc_failure(rndv_send, NULL, NULL, -ENOMEM), 2);
+	EXPECT_OK(kt_cancel(fail_a, 1));
+	EXPECT_CQE(fail_a, 1, 0, -ECANCELED);
 	EXPECT_EQ(kt_nr_ops(fail_a) + kt_nr_ops(fail_b), 0);
+}
+
+TEST(eager__delivery_whose_transfer_cannot_be_allocated_fails_the_receive)
+{
+	struct kt_ep *a, *b;
+	char s[8] = "x", r[8];
+	struct kprog_post p;
+
+	kt_pair(&a, &b);
+	ASSERT_OK(kt_recv(b, 0, 0, r, 8, 2, 0, NULL));
+	mock_kmalloc_errors = 0x4;	/* message, payload, then the transfer */
+	ASSERT_OK(kt_send(a, 1, 0, s, 8, 1, 0, &p));
+	EXPECT_EQ(p.done, 1);		/* the send is done all the same */
+	EXPECT_CQE(b, 2, 0, -ENOMEM);
+	/* the page array of the copy */
+	ASSERT_OK(kt_recv(b, 0, 0, r, 8, 3, 0, NULL));
+	mock_kmalloc_errors = 0x8;
+	ASSERT_OK(kt_send(a, 1, 0, s, 8, 1, 0, &p));
+	EXPECT_CQE(b, 3, 0, -ENOMEM);
+}
+
+TEST(rndv__transfer_that_cannot_be_allocated_fails_both_sides)
+{
+	static u8 s[20000], r[20000];
+	struct kt_ep *a, *b;
+	struct kprog_post p;
+
+	kt_pair(&a, &b);
+	/* matched at arrival */
+	ASSERT_OK(kt_recv(b, 0, 0, r, sizeof(r), 2, 0, NULL));
+	mock_kmalloc_errors = 0x4;	/* op, message, then the transfer */
+	ASSERT_OK(kt_send(a, 1, 0, s, sizeof(s), 1, 0, &p));
+	EXPECT_EQ(p.done, 0);
+	EXPECT_CQE(b, 2, 0, -ENOMEM);
+	EXPECT_CQE(a, 1, 0, -ENOMEM);
+	/* matched by the receive */
+	ASSERT_OK(kt_send(a, 1, 0, s, sizeof(s), 3, 0, NULL));
+	mock_kmalloc_errors = 0x2;	/* op, then the transfer */
+	ASSERT_OK(kt_recv(b, 0, 0, r, sizeof(r), 4, 0, &p));
+	EXPECT_EQ(p.done, 0);
+	EXPECT_CQE(b, 4, 0, -ENOMEM);
+	EXPECT_CQE(a, 3, 0, -ENOMEM);
+	EXPECT_EQ(mock_work_queued(), 0);
 }
 
 TEST(match__eager_copy_out_to_an_unwritable_buffer_is_efault)
@@ -671,4 +737,339 @@ TEST(match__eager_copy_out_scatters_over_the_receive_segments)
 	EXPECT_OK(p.cqe.error);
 	EXPECT(!memcmp(r1, s, 30));
 	EXPECT(!memcmp(r2, s + 30, 70));
+}
+
+/* ---------------------------------------------------------------------
+ * The arrival path: order, held counts, events
+ */
+TEST(arrival__any_source_matches_the_oldest_posted_receive)
+{
+	struct kt_ep *v[3];
+	char s[4] = "abc", r1[4], r2[4], r3[4];
+	struct kprog_cqe c;
+
+	kt_job(v, 3);
+	ASSERT_OK(kt_recv(v[0], ANY_SRC, ANY_TAG, r1, 4, 1, 0, NULL));
+	ASSERT_OK(kt_recv(v[0], 2, ANY_TAG, r2, 4, 2, 0, NULL));
+	ASSERT_OK(kt_recv(v[0], ANY_SRC, 5, r3, 4, 3, 0, NULL));
+	ASSERT_OK(kt_send(v[2], 0, 5, s, 4, 10, 0, NULL));
+	ASSERT(kt_pop(v[0], &c));
+	EXPECT_EQ(c.req_id, 1);		/* posted first, matches all */
+	ASSERT_OK(kt_send(v[2], 0, 5, s, 4, 11, 0, NULL));
+	ASSERT(kt_pop(v[0], &c));
+	EXPECT_EQ(c.req_id, 2);
+	ASSERT_OK(kt_send(v[1], 0, 5, s, 4, 12, 0, NULL));
+	ASSERT(kt_pop(v[0], &c));
+	EXPECT_EQ(c.req_id, 3);
+	EXPECT_EQ(c.source, 1);
+}
+
+TEST(arrival__receive_takes_the_oldest_matching_unexpected_message)
+{
+	struct kt_ep *v[3];
+	char s[4], r[4];
+	struct kprog_post p;
+
+	kt_job(v, 3);
+	ASSERT_OK(kt_send(v[1], 0, 7, s, 1, 1, 0, NULL));
+	ASSERT_OK(kt_send(v[2], 0, 8, s, 2, 2, 0, NULL));
+	ASSERT_OK(kt_send(v[1], 0, 8, s, 3, 3, 0, NULL));
+	ASSERT_OK(kt_recv(v[0], ANY_SRC, 8, r, 4, 4, 0, &p));
+	EXPECT_EQ(p.cqe.bytes, 2);
+	ASSERT_OK(kt_recv(v[0], 1, ANY_TAG, r, 4, 5, 0, &p));
+	EXPECT_EQ(p.cqe.bytes, 1);
+	ASSERT_OK(kt_recv(v[0], ANY_SRC, ANY_TAG, r, 4, 6, 0, &p));
+	EXPECT_EQ(p.cqe.bytes, 3);
+}
+
+TEST(arrival__at_a_departed_receiver_is_refused_and_leaves_the_message)
+{
+	struct kt_ep *a, *b;
+	struct kprog_env env = { .src = 0, .dst = 1, .len = 0 };
+	struct kprog_msg *msg = kprog_msg_alloc(&env, GFP_KERNEL);
+
+	kt_pair(&a, &b);
+	ASSERT(msg);
+	b->ep->dead = true;					/* internal */
+	EXPECT_ERR(kprog_arrive(b->ep, msg), -ECONNRESET);
+	EXPECT_EQ(msg->state, KPROG_MSG_NEW);
+	b->ep->dead = false;
+	kprog_msg_free(msg);
+}
+
+TEST(held__unexpected_messages_are_published_per_source_and_in_total)
+{
+	static u8 big[20000];
+	struct kt_ep *v[3];
+	char s[4], r[4];
+	struct kprog_probe pr = probe_req(2, ANY_TAG, KPROG_PROBE_DEQUEUE);
+	u32 ev;
+
+	kt_job(v, 3);
+	ev = kt_events(v[0]);
+	ASSERT_OK(kt_send(v[1], 0, 1, s, 4, 1, 0, NULL));
+	ASSERT_OK(kt_send(v[1], 0, 2, big, sizeof(big), 2, 0, NULL));
+	ASSERT_OK(kt_send(v[2], 0, 3, s, 4, 3, 0, NULL));
+	EXPECT_EQ(kt_src(v[0], 1)->held, 2);
+	EXPECT_EQ(kt_src(v[0], 2)->held, 1);
+	EXPECT_EQ(kt_src(v[0], 0)->held, 0);
+	EXPECT_EQ(v[0]->ring->unexp, 3);
+	EXPECT_EQ(kt_events(v[0]), ev + 3);	/* one per queued message */
+	/* a receive takes one */
+	ASSERT_OK(kt_recv(v[0], 1, 1, r, 4, 4, 0, NULL));
+	EXPECT_EQ(kt_src(v[0], 1)->held, 1);
+	/* a dequeuing probe takes one */
+	pr.msg_id = 5;
+	ASSERT_OK(kt_probe(v[0], &pr));
+	EXPECT_EQ(pr.found, 1);
+	EXPECT_EQ(kt_src(v[0], 2)->held, 0);
+	EXPECT_EQ(v[0]->ring->unexp, 1);
+	/* and a cancelled rendezvous send leaves */
+	EXPECT_OK(kt_cancel(v[1], 2));
+	EXPECT_EQ(kt_src(v[0], 1)->held, 0);
+	EXPECT_EQ(v[0]->ring->unexp, 0);
+	EXPECT_EQ(kt_events(v[0]), ev + 3);
+	/* a message matched at arrival is never held, nor an event */
+	ASSERT_OK(kt_recv(v[0], 1, ANY_TAG, r, 4, 6, 0, NULL));
+	ASSERT_OK(kt_send(v[1], 0, 1, s, 4, 7, 0, NULL));
+	EXPECT_EQ(kt_src(v[0], 1)->held, 0);
+	EXPECT_EQ(kt_events(v[0]), ev + 3);
+}
+
+TEST(held__a_departed_source_is_flagged_and_its_rendezvous_uncounted)
+{
+	static u8 big[20000];
+	struct kt_ep *v[3];
+	char s[4];
+	u32 ev;
+
+	kt_job(v, 3);
+	ASSERT_OK(kt_send(v[1], 0, 1, s, 4, 1, 0, NULL));
+	ASSERT_OK(kt_send(v[1], 0, 2, big, sizeof(big), 2, 0, NULL));
+	ASSERT_OK(kt_send(v[1], 2, 2, big, sizeof(big), 3, 0, NULL));
+	EXPECT_EQ(kt_src(v[0], 1)->held, 2);
+	ev = kt_events(v[0]);
+	kt_close(v[1]);
+	EXPECT_EQ(kt_src(v[0], 1)->held, 1);	/* the eager one stays */
+	EXPECT_EQ(kt_src(v[0], 1)->flags, KPROG_SRC_LEFT);
+	EXPECT_EQ(kt_src(v[2], 1)->held, 0);
+	EXPECT_EQ(kt_src(v[2], 1)->flags, KPROG_SRC_LEFT);
+	EXPECT_EQ(v[2]->ring->unexp, 0);
+	EXPECT_EQ(kt_events(v[0]), ev + 1);
+	EXPECT_EQ(kt_src(v[0], 2)->flags, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Receives, probes
+ */
+TEST(eager__send_to_itself_is_copied_in_its_own_process)
+{
+	struct kt_ep *e = kt_open();
+	char s[16] = "to myself", r[16] = {};
+	long pins = mock_dirtied_pages;
+
+	ASSERT_OK(kt_join(e, kt_new_key(), 0, 1));
+	ASSERT_OK(kt_recv(e, 0, 0, r, 16, 1, 0, NULL));
+	ASSERT_OK(kt_send(e, 0, 0, s, 16, 2, 0, NULL));
+	EXPECT_CQE(e, 1, 16, 0);
+	EXPECT(!strcmp(r, "to myself"));
+	EXPECT_EQ(mock_dirtied_pages, pins);	/* copy_to_user(), no pins */
+	/* an empty one moves nothing */
+	ASSERT_OK(kt_recv(e, 0, 0, r, 16, 3, 0, NULL));
+	ASSERT_OK(kt_send(e, 0, 0, s, 0, 4, 0, NULL));
+	EXPECT_CQE(e, 3, 0, 0);
+}
+
+TEST(eager__delivery_into_an_unmapped_receive_buffer_is_efault)
+{
+	struct kt_ep *a, *b;
+	char s[8] = "x";
+
+	kt_pair(&a, &b);
+	ASSERT_OK(kt_recv(b, 0, 0, (void *)MOCK_BAD_UADDR, 8, 2, 0, NULL));
+	ASSERT_OK(kt_send(a, 1, 0, s, 8, 1, 0, NULL));
+	EXPECT_CQE(b, 2, 0, -EFAULT);
+}
+
+TEST(probe__blocking_probe_woken_by_another_event_sleeps_again)
+{
+	struct kt_ep *a, *b;
+	struct kprog_probe pr = probe_req(0, 9, KPROG_PROBE_BLOCK);
+
+	kt_pair(&a, &b);
+	hook_from = a;
+	mock_schedule_hook = kick_then_send;
+	EXPECT_OK(kt_probe(b, &pr));
+	EXPECT_EQ(pr.found, 1);
+	EXPECT_EQ(mock_schedules, 2);
+}
+
+TEST(probe__dequeued_rendezvous_is_received_by_message_id)
+{
+	static u8 s[20000], r[20000];
+	struct kt_ep *a, *b;
+	struct kprog_probe pr = probe_req(0, 4, KPROG_PROBE_DEQUEUE);
+	struct kprog_post q = {
+		.req_id = 3, .addr = (uintptr_t)r, .len = sizeof(r),
+		.flags = KPROG_RECV_MESSAGE, .msg_id = 9, .peer = -77,
+	};
+
+	kt_pair(&a, &b);
+	kt_fill(s, sizeof(s), 8);
+	ASSERT_OK(kt_send(a, 1, 4, s, sizeof(s), 1, 0, NULL));
+	pr.msg_id = 9;
+	ASSERT_OK(kt_probe(b, &pr));
+	EXPECT_EQ(pr.found, 1);
+	EXPECT_EQ(pr.bytes, sizeof(s));
+	/* cannot be cancelled any more: it is no longer queued */
+	EXPECT_ERR(kt_cancel(a, 1), -EBUSY);
+	ASSERT_OK(kt_ioctl(b, KPROG_IOC_RECV, &q));	/* peer ignored */
+	EXPECT_EQ(q.done, 0);
+	EXPECT_EQ(mock_run_work(), 1);
+	EXPECT_CQE(b, 3, sizeof(r), 0);
+	EXPECT_CQE(a, 1, sizeof(s), 0);
+	EXPECT(kt_check(r, sizeof(r), 8));
+}
+
+TEST(probe__blocking_probe_on_a_named_source_that_left_fails_at_once)
+{
+	struct kt_ep *a, *b;
+	struct kprog_probe pr = probe_req(0, ANY_TAG, KPROG_PROBE_BLOCK);
+	char s[4];
+
+	kt_pair(&a, &b);
+	ASSERT_OK(kt_send(a, 1, 1, s, 4, 1, 0, NULL));
+	kt_close(a);
+	/* what it left is still found */
+	EXPECT_OK(kt_probe(b, &pr));
+	EXPECT_EQ(pr.found, 1);
+	ASSERT_OK(kt_recv(b, 0, ANY_TAG, s, 4, 2, 0, NULL));
+	EXPECT_ERR(kt_probe(b, &pr), -ECONNRESET);
+	EXPECT_EQ(mock_schedules, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Cancel
+ */
+TEST(cancel__of_a_completion_held_back_by_an_overflow_is_ebusy)
+{
+	struct kt_ep *a, *b;
+	char s[4], r[4];
+
+	kprog_ring_entries = 1;
+	kt_pair(&a, &b);
+	ASSERT_OK(kt_recv(b, 0, 0, r, 4, 1, 0, NULL));
+	ASSERT_OK(kt_recv(b, 0, 0, r, 4, 2, 0, NULL));
+	ASSERT_OK(kt_send(a, 1, 0, s, 4, 3, 0, NULL));
+	ASSERT_OK(kt_send(a, 1, 0, s, 4, 4, 0, NULL));
+	EXPECT_EQ(b->ring->overflow, 1);
+	EXPECT_ERR(kt_cancel(b, 2), -EBUSY);		/* in the overflow */
+	EXPECT_ERR(kt_cancel(b, 1), -EBUSY);		/* in the ring */
+	EXPECT_CQE(b, 1, 4, 0);
+	EXPECT_OK(kt_wait(b, 0));
+	EXPECT_CQE(b, 2, 4, 0);
+	EXPECT_ERR(kt_cancel(b, 2), -ENOENT);
+}
+
+TEST(cancel__of_a_receive_matched_by_a_rendezvous_in_flight_is_ebusy)
+{
+	static u8 s[20000], r[20000];
+	struct kt_ep *a, *b;
+
+	kt_pair(&a, &b);
+	ASSERT_OK(kt_recv(b, 0, 0, r, sizeof(r), 2, 0, NULL));
+	ASSERT_OK(kt_send(a, 1, 0, s, sizeof(s), 1, 0, NULL));
+	EXPECT_ERR(kt_cancel(b, 2), -EBUSY);
+	EXPECT_ERR(kt_cancel(a, 1), -EBUSY);
+	EXPECT_EQ(mock_run_work(), 1);
+	EXPECT_CQE(b, 2, sizeof(r), 0);
+	EXPECT_CQE(a, 1, sizeof(s), 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Departures
+ */
+TEST(depart__mprobed_rendezvous_of_a_departed_sender_fails_its_receive)
+{
+	static u8 s[20000], r[20000];
+	struct kt_ep *a, *b;
+	struct kprog_probe pr = probe_req(0, ANY_TAG, KPROG_PROBE_DEQUEUE);
+	struct kprog_post q = {
+		.req_id = 3, .addr = (uintptr_t)r, .len = sizeof(r),
+		.flags = KPROG_RECV_MESSAGE, .msg_id = 4,
+	};
+
+	kt_pair(&a, &b);
+	ASSERT_OK(kt_send(a, 1, 0, s, sizeof(s), 1, 0, NULL));
+	pr.msg_id = 4;
+	ASSERT_OK(kt_probe(b, &pr));
+	ASSERT_EQ(pr.found, 1);
+	kt_close(a);
+	ASSERT_OK(kt_ioctl(b, KPROG_IOC_RECV, &q));
+	EXPECT_EQ(q.done, 1);
+	EXPECT_EQ(q.cqe.source, 0);
+	EXPECT_ERR(q.cqe.error, -ECONNRESET);
+	EXPECT_EQ(q.cqe.bytes, 0);
+	EXPECT_EQ(kt_nr_ops(b), 0);
+	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_RECV, &q), -ENOENT);
+}
+
+TEST(depart__mprobed_eager_message_of_a_departed_sender_stays_deliverable)
+{
+	struct kt_ep *a, *b;
+	char s[8] = "still", r[8] = {};
+	struct kprog_probe pr = probe_req(0, ANY_TAG, KPROG_PROBE_DEQUEUE);
+	struct kprog_post q = {
+		.req_id = 3, .addr = (uintptr_t)r, .len = sizeof(r),
+		.flags = KPROG_RECV_MESSAGE, .msg_id = 4,
+	};
+
+	kt_pair(&a, &b);
+	ASSERT_OK(kt_send(a, 1, 0, s, 6, 1, 0, NULL));
+	pr.msg_id = 4;
+	ASSERT_OK(kt_probe(b, &pr));
+	kt_close(a);
+	ASSERT_OK(kt_ioctl(b, KPROG_IOC_RECV, &q));
+	EXPECT_EQ(q.done, 1);
+	EXPECT_OK(q.cqe.error);
+	EXPECT(!strcmp(r, "still"));
+}
+
+TEST(depart__receivers_posted_receives_and_queued_messages_are_dropped)
+{
+	static u8 big[20000];
+	struct kt_ep *v[3];
+	char s[4], r[4];
+	long live;
+
+	kt_job(v, 3);
+	ASSERT_OK(kt_recv(v[0], 1, 0, r, 4, 1, 0, NULL));
+	ASSERT_OK(kt_recv(v[0], ANY_SRC, 9, r, 4, 2, 0, NULL));
+	ASSERT_OK(kt_send(v[1], 0, 3, s, 4, 3, 0, NULL));		/* eager */
+	ASSERT_OK(kt_send(v[2], 0, 3, big, sizeof(big), 4, 0, NULL));
+	live = mock_live_allocs;
+	kt_close(v[0]);
+	/* the rendezvous sender is told, the eager one was done already */
+	EXPECT_CQE(v[2], 4, 0, -ECONNRESET);
+	EXPECT_EQ(kt_ring_count(v[1]), 0);
+	EXPECT_ERR(kt_send(v[1], 0, 3, s, 4, 5, 0, NULL), -ECONNRESET);
+	EXPECT(mock_live_allocs < live);
+}
+
+TEST(depart__sender_leaving_fails_only_receives_naming_it)
+{
+	struct kt_ep *v[3];
+	char r[4], s[4];
+	struct kprog_post p;
+
+	kt_job(v, 3);
+	ASSERT_OK(kt_recv(v[0], 1, 0, r, 4, 1, 0, NULL));
+	ASSERT_OK(kt_recv(v[0], 2, 0, r, 4, 2, 0, NULL));
+	ASSERT_OK(kt_recv(v[2], 1, ANY_TAG, r, 4, 3, 0, NULL));
+	kt_close(v[1]);
+	EXPECT_CQE(v[0], 1, 0, -ECONNRESET);
+	EXPECT_CQE(v[2], 3, 0, -ECONNRESET);
+	EXPECT_EQ(kt_ring_count(v[0]), 0);
+	ASSERT_OK(kt_send(v[2], 0, 0, s, 4, 4, 0, &p));
+	EXPECT_CQE(v[0], 2, 4, 0);
 }
