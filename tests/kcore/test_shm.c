@@ -228,8 +228,85 @@ TEST(shm__init_and_exit_create_and_destroy_the_workqueue)
 	long live = mock_live_allocs;
 
 	kt_unload();
-	EXPECT_EQ(mock_live_allocs, live - 2);	/* both module workqueues */
+	EXPECT_EQ(mock_live_allocs, live - 3);	/* the module's workqueues */
 	EXPECT_OK(kprog_xport_shm.init());
 	kprog_xport_shm.exit();
 	ASSERT_OK(kt_load());
+}
+
+#define GiB	(1ULL << 30)
+#define CHUNK	(64 * PAGE_SIZE)
+
+TEST(shm__rendezvous_of_5_gib_reports_the_bytes_before_a_failed_pin)
+{
+	const u64 len = 5 * GiB;
+	u8 *s = mock_huge_map(len), *r = mock_huge_map(len);
+	struct kprog_probe pr = { .source = 0, .tag = KPROG_ANY_TAG };
+	struct kt_ep *a, *b;
+	struct kprog_post p;
+
+	ASSERT(s && r);
+	kt_pair(&a, &b);
+	kt_fill(s, 2 * CHUNK, 15);
+	ASSERT_OK(kt_send(a, 1, 0, s, len, 1, 0, &p));
+	EXPECT_EQ(p.done, 0);
+	ASSERT_OK(kt_probe(b, &pr));
+	EXPECT_EQ(pr.bytes, len);
+	ASSERT_OK(kt_recv(b, 0, 0, r, len, 2, 0, &p));
+	/* second chunk: its source pin fails */
+	mock_gup_errors = 0x4;
+	EXPECT_EQ(mock_run_work(), 1);
+	EXPECT_CQE(b, 2, CHUNK, -EFAULT);
+	EXPECT_CQE(a, 1, CHUNK, -EFAULT);
+	EXPECT(kt_check(r, CHUNK, 15));
+	mock_huge_unmap(s, len);
+	mock_huge_unmap(r, len);
+}
+
+TEST(shm__rendezvous_of_5_gib_into_a_small_receive_is_truncated)
+{
+	const u64 len = 5 * GiB;
+	u8 *s = mock_huge_map(len), r[100];
+	struct kt_ep *a, *b;
+	struct kprog_post p;
+
+	ASSERT(s);
+	kt_pair(&a, &b);
+	kt_fill(s, 100, 16);
+	ASSERT_OK(kt_recv(b, 0, 0, r, sizeof(r), 2, 0, NULL));
+	ASSERT_OK(kt_send(a, 1, 0, s, len, 1, 0, &p));
+	EXPECT_EQ(p.done, 0);
+	EXPECT_EQ(mock_run_work(), 1);
+	EXPECT_CQE(b, 2, 100, -EMSGSIZE);
+	EXPECT_CQE(a, 1, 100, 0);		/* the sender is not truncated */
+	EXPECT(kt_check(r, 100, 16));
+	mock_huge_unmap(s, len);
+}
+
+TEST(shm__small_rendezvous_is_copied_in_the_receivers_call)
+{
+	struct kt_ep *a, *b;
+	struct kprog_post p;
+
+	kt_pair(&a, &b);
+	kt_fill(src, 1000, 17);
+	ASSERT_OK(kt_send(a, 1, 0, src, 1000, 1, KPROG_SEND_SYNC, &p));
+	ASSERT_OK(kt_recv(b, 0, 0, dst, 1000, 2, 0, &p));
+	EXPECT_EQ(p.done, 0);
+	EXPECT_EQ(mock_work_queued(), 0);
+	EXPECT_CQE(b, 2, 1000, 0);
+	EXPECT_CQE(a, 1, 1000, 0);
+	EXPECT(kt_check(dst, 1000, 17));
+}
+
+TEST(shm__closing_receiver_stops_the_copy_and_the_sender_learns_it)
+{
+	struct kt_ep *a, *b;
+
+	kt_pair(&a, &b);
+	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
+	mock_schedule_hook = run_work_hook;
+	kt_close(b);
+	EXPECT_CQE(a, 1, 0, -ECONNRESET);
+	EXPECT_EQ(mock_pinned_pages, 0);
 }
