@@ -275,6 +275,7 @@ void mock_reset(void)
 	mock_misc_register_errors = 0;
 	mock_remap_errors = 0;
 	mock_gup_max_pages = 0;
+	mock_alloc_hook = NULL;
 	mock_allocs = mock_live_allocs = 0;
 	mock_pinned_pages = mock_dirtied_pages = 0;
 	mock_wakeups = mock_schedules = mock_cond_rescheds = 0;

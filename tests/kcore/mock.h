@@ -46,6 +46,13 @@ extern unsigned long mock_gup_max_pages;
 #define MOCK_USER_MIN	0x10000UL
 #define MOCK_BAD_UADDR	0x1000UL
 
+/*
+ * Called at the start of every allocation (failed ones too), e.g. to play
+ * another thread that writes shared memory while the kernel allocates.
+ */
+extern void (*mock_alloc_hook)(void *arg);
+extern void *mock_alloc_hook_arg;
+
 /* Counters, zeroed before each test. */
 extern long mock_allocs;		/* allocation calls, failed ones too */
 extern long mock_live_allocs;		/* allocated and not yet freed */

@@ -53,12 +53,17 @@ static struct mock_block *block_find(const void *p)
 	return NULL;
 }
 
+void (*mock_alloc_hook)(void *arg);
+void *mock_alloc_hook_arg;
+
 void *mock_alloc(size_t size, gfp_t flags, enum mock_kind kind, void *pc)
 {
 	struct mock_block *b;
 	void *p;
 
 	mock_allocs++;
+	if (mock_alloc_hook)
+		mock_alloc_hook(mock_alloc_hook_arg);
 	if (gfpflags_allow_blocking(flags))
 		mock_might_sleep(pc, "sleeping allocation");
 	if (mock_check_error(&mock_kmalloc_errors))

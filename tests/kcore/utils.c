@@ -79,6 +79,7 @@ void kt_after_each(const struct kt_test *t)
 {
 	int i;
 
+	mock_alloc_hook = NULL;
 	/* Whatever is queued would run some time after the test. */
 	mock_run_work();
 	/* The remote side lets go of what it still holds. */
@@ -114,6 +115,7 @@ void kt_after_abort(const struct kt_test *t, int clean_up)
 		/* Failures from here on would only repeat the abort. */
 		kt_catch_begin();
 		mock_schedule_hook = NULL;
+		mock_alloc_hook = NULL;
 		if (!mock_locks_held()) {
 			mock_run_work();
 			kt_fx_teardown();
