@@ -603,3 +603,35 @@ TEST(remote__receiver_closing_drops_queued_remote_rendezvous_with_a_fin)
 	EXPECT_EQ(kt_fx.fins[0].cookie, 89);
 	EXPECT_ERR(kt_fx.fins[0].err, -ECONNRESET);
 }
+
+TEST(remote__receive_or_blocking_probe_naming_a_lost_rank_fails_at_once)
+{
+	struct kt_ep *a, *b;
+	struct kprog_probe pr = { .source = 3, .tag = ANY_TAG,
+				  .flags = KPROG_PROBE_BLOCK };
+	char r[8];
+	struct kprog_post p;
+
+	remote_job(&a, &b);
+	EXPECT_OK(kt_fx_eager(a, 3, 0, 1, "late", 5, false));
+	kt_fx_node_lost(a, 1);
+	/* what it sent before is still there */
+	ASSERT_OK(kt_probe(a, &pr));
+	EXPECT_EQ(pr.found, 1);
+	ASSERT_OK(kt_recv(a, 3, 1, r, 8, 1, 0, &p));
+	EXPECT_EQ(p.done, 1);
+	EXPECT_OK(p.cqe.error);
+	/* then, as for a local rank that left: no receive waits forever */
+	ASSERT_OK(kt_recv(a, 3, 1, r, 8, 2, 0, &p));
+	EXPECT_EQ(p.done, 1);
+	EXPECT_ERR(p.cqe.error, -ECONNRESET);
+	EXPECT_ERR(kt_probe(a, &pr), -ECONNRESET);
+	EXPECT_EQ(mock_schedules, 0);
+	/* the other node is still reachable, and any-source still waits */
+	ASSERT_OK(kt_recv(b, ANY_SRC, 1, r, 8, 3, 0, &p));
+	EXPECT_EQ(p.done, 0);
+	ASSERT_OK(kt_recv(b, 4, 1, r, 8, 4, 0, &p));
+	EXPECT_EQ(p.done, 0);
+	EXPECT_OK(kt_cancel(b, 3));
+	EXPECT_OK(kt_cancel(b, 4));
+}
