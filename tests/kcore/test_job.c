@@ -566,3 +566,17 @@ TEST(job__a_leaving_rank_is_leaving_until_its_departure_ends)
 	b->open = false;
 	EXPECT_OK(kt_join(kt_open(), job->key, 1, 2));
 }
+
+/* Internal: JOIN's own re-check, for a join racing with another. */
+TEST(job__join_of_an_endpoint_already_in_a_job_is_eisconn_inside_too)
+{
+	struct kt_ep *e = kt_open();
+	struct kprog_join j = join_req(kt_new_key(), 0, 1);
+	struct kprog_job_nodes map = {};
+	struct kprog_ring ring = {};
+
+	ASSERT_OK(kt_join_req(e, &j));
+	ASSERT_OK(kprog_ring_alloc(&ring, 4, 1));
+	EXPECT_ERR(kprog_job_join(e->ep, &j, &map, &ring), -EISCONN);
+	kprog_ring_free(&ring);
+}

@@ -14,6 +14,7 @@
 #include <linux/hrtimer.h>
 #include <linux/refcount.h>
 #include <linux/sched/clock.h>
+#include <linux/xarray.h>
 #include "ktest.h"
 
 TEST_NO_MODULE(mock__warn_on_fails_the_test_and_execution_goes_on)
@@ -49,6 +50,49 @@ TEST_NO_MODULE(mock__kmalloc_errors_fail_exactly_the_chosen_allocations)
 		EXPECT_EQ(((u8 *)p[1])[i], 0);
 	kfree(p[1]);
 	vfree(p[3]);
+	EXPECT_EQ(mock_live_allocs, 0);
+}
+
+static int hook_calls;
+
+static void count_hook(void *arg)
+{
+	hook_calls += *(int *)arg;
+}
+
+TEST_NO_MODULE(mock__xarray_keeps_entries_by_index_one_allocation_each)
+{
+	struct xarray xa;
+	static int v[4];
+	unsigned long idx;
+	void *e;
+	int one = 1, n = 0;
+
+	xa_init(&xa);
+	mock_alloc_hook = count_hook;
+	mock_alloc_hook_arg = &one;
+	EXPECT(!xa_err(xa_store(&xa, 7, &v[0], GFP_KERNEL)));
+	EXPECT(!xa_err(xa_store(&xa, 2, &v[1], GFP_KERNEL)));
+	EXPECT(!xa_err(xa_store(&xa, 9, &v[2], GFP_KERNEL)));
+	EXPECT_EQ(hook_calls, 3);
+	mock_alloc_hook = NULL;
+	EXPECT(xa_store(&xa, 7, &v[3], GFP_KERNEL) == &v[0]);	/* replaced */
+	EXPECT_EQ(mock_live_allocs, 3);
+	mock_kmalloc_errors = 1;
+	EXPECT_ERR(xa_err(xa_store(&xa, 4, &v[0], GFP_KERNEL)), -ENOMEM);
+	EXPECT(xa_load(&xa, 2) == &v[1]);
+	EXPECT(!xa_load(&xa, 4));
+	xa_for_each(&xa, idx, e) {
+		EXPECT_EQ(idx, n == 0 ? 2 : n == 1 ? 7 : 9);
+		n++;
+	}
+	EXPECT_EQ(n, 3);
+	EXPECT(xa_erase(&xa, 2) == &v[1]);
+	EXPECT(!xa_erase(&xa, 2));
+	EXPECT(xa_store(&xa, 9, NULL, GFP_KERNEL) == &v[2]);	/* erases */
+	EXPECT(!xa_empty(&xa));
+	xa_destroy(&xa);
+	EXPECT(xa_empty(&xa));
 	EXPECT_EQ(mock_live_allocs, 0);
 }
 

@@ -14,6 +14,7 @@
 #include "ep.h"
 #include "op.h"
 #include "msg.h"
+#include "match.h"
 #include "transport.h"
 #include "stats.h"
 #include "ktest.h"
@@ -634,4 +635,29 @@ TEST(remote__receive_or_blocking_probe_naming_a_lost_rank_fails_at_once)
 	EXPECT_EQ(p.done, 0);
 	EXPECT_OK(kt_cancel(b, 3));
 	EXPECT_OK(kt_cancel(b, 4));
+}
+
+/* Internal: a rendezvous handed over for a sender already gone. */
+TEST(remote__rendezvous_started_for_a_departed_sender_fails_without_a_pull)
+{
+	struct kt_ep *a, *b;
+	struct kprog_env env = { .src = 2, .dst = 0, .len = 10,
+				 .flags = KPROG_ENV_RNDV };
+	struct kprog_msg *msg;
+	struct kprog_op *rop;
+
+	remote_job(&a, &b);
+	msg = kprog_msg_alloc(&env, GFP_KERNEL);
+	ASSERT(msg);
+	msg->xport = &kt_fx_xport;
+	msg->rd.net.cookie = 90;
+	msg->src_gone = true;
+	rop = kt_op_new(a, 1, false);
+	kprog_op_get(rop);		/* the transfer's reference */
+	kprog_rndv_start(msg, rop, true);
+	EXPECT_CQE(a, 1, 0, -ECONNRESET);
+	EXPECT_EQ(kt_fx.npulls, 0);
+	ASSERT_EQ(kt_fx.nfins, 1);
+	EXPECT_EQ(kt_fx.fins[0].cookie, 90);
+	EXPECT_ERR(kt_fx.fins[0].err, -ECONNRESET);
 }
