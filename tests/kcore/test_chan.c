@@ -709,3 +709,49 @@ TEST(chan__header_rewritten_during_a_drain_is_read_once)
 	EXPECT_OK(kt_chan_drain(b, 0));
 	EXPECT(broken(b));
 }
+
+/* ---------------------------------------------------------------------
+ * Interleavings: the other side closes while a drain allocates
+ */
+static struct kt_ep *il_me, *il_other;
+
+static void close_other(void *arg)
+{
+	mock_alloc_hook = NULL;
+	kt_close(il_other);
+	mock_set_current(il_me->proc);
+}
+
+TEST(chan__receiver_closing_during_a_senders_drain_drops_the_record)
+{
+	struct kt_ep *a, *b;
+	struct kt_chan ca, cb;
+
+	chan_pair(&a, &b, &ca, &cb);
+	put_recs(&ca, 1, 2);
+	il_me = a;
+	il_other = b;
+	mock_alloc_hook = close_other;
+	/* drains its channel first, b leaves during that */
+	EXPECT_ERR(kt_send(a, 1, 0, "x", 2, 1, 0, NULL), -ECONNRESET);
+	EXPECT_EQ(kt_chan_rec(&ca, true, 0)->state, KPROG_REC_DONE);
+	EXPECT_EQ(kt_chan_rec(&ca, true, 64)->state, KPROG_REC_DONE);
+	EXPECT_EQ(ca.tx->closed, 1);
+}
+
+TEST(chan__sender_closing_during_the_receivers_drain_leaves_its_records)
+{
+	struct kt_ep *a, *b;
+	struct kt_chan ca, cb;
+
+	chan_pair(&a, &b, &ca, &cb);
+	put_recs(&ca, 1, 2);
+	il_me = b;
+	il_other = a;
+	mock_alloc_hook = close_other;
+	EXPECT_OK(kt_chan_drain(b, 0));
+	EXPECT_EQ(kt_src(b, 0)->held, 2);
+	EXPECT_EQ(kt_src(b, 0)->flags, KPROG_SRC_CHAN | KPROG_SRC_LEFT);
+	expect_next(b, 1);
+	expect_next(b, 2);
+}

@@ -1073,3 +1073,99 @@ TEST(depart__sender_leaving_fails_only_receives_naming_it)
 	ASSERT_OK(kt_send(v[2], 0, 0, s, 4, 4, 0, &p));
 	EXPECT_CQE(v[0], 2, 4, 0);
 }
+
+/* ---------------------------------------------------------------------
+ * Interleavings: another process closes its file while the kernel
+ * allocates on behalf of this one (mock_alloc_hook)
+ */
+static struct kt_ep *il_me, *il_other;
+static int il_countdown;
+
+static void close_other_at_nth_alloc(void *arg)
+{
+	if (il_countdown--)
+		return;
+	mock_alloc_hook = NULL;
+	kt_close(il_other);
+	mock_set_current(il_me->proc);
+}
+
+static void close_during(struct kt_ep *me, struct kt_ep *other, int nth)
+{
+	il_me = me;
+	il_other = other;
+	il_countdown = nth;
+	mock_alloc_hook = close_other_at_nth_alloc;
+}
+
+TEST(race__receiver_closing_while_an_eager_send_is_built_fails_the_send)
+{
+	struct kt_ep *a, *b;
+	char s[8] = "x";
+
+	kt_pair(&a, &b);
+	close_during(a, b, 0);		/* the message */
+	EXPECT_ERR(kt_send(a, 1, 0, s, 8, 1, 0, NULL), -ECONNRESET);
+	EXPECT(!b->open);
+	EXPECT_EQ(kt_nr_ops(a), 0);
+}
+
+TEST(race__receiver_closing_while_a_rendezvous_is_built_fails_the_send)
+{
+	static u8 s[20000];
+	struct kt_ep *a, *b;
+
+	kt_pair(&a, &b);
+	close_during(a, b, 1);		/* the op, then the message */
+	EXPECT_ERR(kt_send(a, 1, 0, s, sizeof(s), 1, 0, NULL), -ECONNRESET);
+	EXPECT_EQ(kt_nr_ops(a), 0);
+	EXPECT_EQ(kt_ring_count(a), 0);
+}
+
+TEST(race__sender_closing_while_a_receive_is_created_fails_the_receive)
+{
+	struct kt_ep *a, *b;
+	char r[8];
+	struct kprog_post p;
+
+	kt_pair(&a, &b);
+	close_during(b, a, 0);		/* the receive's op */
+	ASSERT_OK(kt_recv(b, 0, 0, r, 8, 1, 0, &p));
+	EXPECT_EQ(p.done, 1);
+	EXPECT_ERR(p.cqe.error, -ECONNRESET);
+	EXPECT_EQ(kt_nr_ops(b), 0);
+}
+
+TEST(race__sender_closing_once_its_rendezvous_is_matched_ends_the_pull)
+{
+	static u8 s[2000], r[2000];
+	struct kt_ep *a, *b;
+	struct kprog_post p;
+
+	kt_pair(&a, &b);
+	kt_fill(r, sizeof(r), 1);
+	ASSERT_OK(kt_send(a, 1, 0, s, sizeof(s), 1, KPROG_SEND_SYNC, NULL));
+	close_during(b, a, 1);		/* the op, then the transfer */
+	ASSERT_OK(kt_recv(b, 0, 0, r, sizeof(r), 2, 0, &p));
+	EXPECT_EQ(p.done, 0);
+	EXPECT_CQE(b, 2, 0, -ECONNRESET);
+	/* nothing was copied after the sender's file was released */
+	EXPECT(kt_check(r, sizeof(r), 1));
+	EXPECT_EQ(mock_pinned_pages, 0);
+}
+
+TEST(race__receiver_closing_once_an_eager_message_matched_it_is_not_written)
+{
+	struct kt_ep *a, *b;
+	char s[64] = "late", r[64];
+	struct kprog_post p;
+
+	kt_pair(&a, &b);
+	kt_fill(r, sizeof(r), 2);
+	ASSERT_OK(kt_recv(b, 0, 0, r, 64, 1, 0, NULL));
+	close_during(a, b, 2);		/* message, payload, the transfer */
+	ASSERT_OK(kt_send(a, 1, 0, s, 64, 2, 0, &p));
+	EXPECT_EQ(p.done, 1);		/* the send was delivered */
+	EXPECT(kt_check(r, sizeof(r), 2));
+	EXPECT_EQ(mock_pinned_pages, 0);
+}
