@@ -638,6 +638,16 @@ TEST(chan__record_crossing_the_end_of_the_ring_breaks_the_direction)
 	ca.tx->prod = RB - 64 + KPROG_CHAN_REC_SIZE(100);
 	expect_broken_then_other_direction_works(a, b, &ca, &cb);
 
+	/* in the last ring of the region: past it is no memory at all */
+	chan_pair(&a, &b, &ca, &cb);
+	cb.tx->cons = cb.tx->prod = RB - 64;
+	r = kt_chan_rec(&cb, true, RB - 64);
+	*r = (struct kprog_chan_rec){ .len = 4096, .tag = 1 };
+	cb.tx->prod = RB - 64 + KPROG_CHAN_REC_SIZE(4096);
+	EXPECT_OK(kt_chan_drain(a, 1));
+	EXPECT(broken(a));
+	EXPECT_EQ(kt_src(a, 1)->held, 0);
+
 	/* a PAD record larger than what was published */
 	chan_pair(&a, &b, &ca, &cb);
 	ca.tx->cons = RB - 128;
