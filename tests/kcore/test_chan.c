@@ -42,19 +42,24 @@ static void put_recs(struct kt_chan *c, int first, int n)
 	}
 }
 
-/* b receives the next message from 0 (any tag) at once. */
-static void expect_next(struct kt_ep *b, int tag)
+/* b receives the next message from @src (any tag) at once. */
+static void expect_next_from(struct kt_ep *b, s32 src, int tag)
 {
 	char r[16] = {}, want[16];
 	struct kprog_post p;
 
 	snprintf(want, sizeof(want), "rec%d", tag);
-	if (!EXPECT_OK(kt_recv(b, 0, ANY_TAG, r, 16, 1000 + tag, 0, &p)))
+	if (!EXPECT_OK(kt_recv(b, src, ANY_TAG, r, 16, 1000 + tag, 0, &p)))
 		return;
 	EXPECT_EQ(p.done, 1);
 	EXPECT_EQ(p.cqe.tag, tag);
 	if (!EXPECT(!strcmp(r, want)))
 		kt_fail(__FILE__, __LINE__, "got \"%s\", want \"%s\"", r, want);
+}
+
+static void expect_next(struct kt_ep *b, int tag)
+{
+	expect_next_from(b, 0, tag);
 }
 
 static bool broken(struct kt_ep *a)
@@ -529,162 +534,189 @@ TEST(chan__record_drained_into_a_departing_receiver_is_dropped)
 
 /* ---------------------------------------------------------------------
  * Garbage in the shared memory
+ *
+ * Each case runs on both directions: 0 (rank 0 to rank 1, the first data
+ * ring) and 1 (rank 1 to rank 0, the last ring of the region: past it is
+ * no memory, so AddressSanitizer reports any read beyond the region).
  */
+struct gpair {
+	struct kt_ep *s, *r;		/* the sender, the receiver */
+	struct kt_chan cs, cr;		/* their views of the channel */
+	u32 rs, rr;			/* their ranks */
+};
 
-/* b drains a's direction: it must stop using it, and only it. */
-static void expect_broken_then_other_direction_works(struct kt_ep *a,
-						     struct kt_ep *b,
-						     struct kt_chan *ca,
-						     struct kt_chan *cb)
+static void gpair(struct gpair *g, int dir)
+{
+	struct kt_ep *a, *b;
+	struct kt_chan ca, cb;
+
+	chan_pair(&a, &b, &ca, &cb);
+	g->s = dir ? b : a;
+	g->r = dir ? a : b;
+	g->cs = dir ? cb : ca;
+	g->cr = dir ? ca : cb;
+	g->rs = g->s->ep->rank;
+	g->rr = g->r->ep->rank;
+}
+
+/* The receiver drains: it must stop using that direction, and only it. */
+static void expect_broken(struct gpair *g)
 {
 	char r[16];
 	struct kprog_post p;
 
-	EXPECT_OK(kt_chan_drain(b, 0));
-	EXPECT(broken(b));
-	EXPECT_EQ(kt_src(b, 0)->held, 0);
-	EXPECT_OK(kt_chan_drain(b, 0));		/* no second message */
+	EXPECT_OK(kt_chan_drain(g->r, g->rs));
+	EXPECT(broken(g->r));
+	EXPECT_EQ(kt_src(g->r, g->rs)->held, 0);
+	EXPECT_OK(kt_chan_drain(g->r, g->rs));	/* no second message */
 	EXPECT(!mock_printk_buf[0]);
 	/* the other direction is fine */
-	put_recs(cb, 5, 1);
-	ASSERT_OK(kt_recv(a, 1, ANY_TAG, r, 16, 1, 0, &p));
+	put_recs(&g->cr, 5, 1);
+	ASSERT_OK(kt_recv(g->s, g->rr, ANY_TAG, r, 16, 1, 0, &p));
 	EXPECT_EQ(p.done, 1);
 	EXPECT(!strcmp(r, "rec5"));
 	/* and messages through the kernel still flow */
-	EXPECT_OK(kt_send(a, 1, 9, "k", 2, 2, 0, NULL));
-	ASSERT_OK(kt_recv(b, 0, 9, r, 16, 3, 0, &p));
+	EXPECT_OK(kt_send(g->s, g->rr, 9, "k", 2, 2, 0, NULL));
+	ASSERT_OK(kt_recv(g->r, g->rs, 9, r, 16, 3, 0, &p));
 	EXPECT_EQ(p.done, 1);
 }
 
 TEST(chan__producer_index_too_far_ahead_breaks_the_direction)
 {
-	struct kt_ep *a, *b;
-	struct kt_chan ca, cb;
+	struct gpair g;
+	int dir;
 
-	chan_pair(&a, &b, &ca, &cb);
-	put_recs(&ca, 1, 1);
-	ca.tx->prod = RB + 64;
-	expect_broken_then_other_direction_works(a, b, &ca, &cb);
+	for (dir = 0; dir < 2; dir++) {
+		gpair(&g, dir);
+		put_recs(&g.cs, 1, 1);
+		g.cs.tx->prod = RB + 64;
+		expect_broken(&g);
+	}
 }
 
 TEST(chan__consumer_index_ahead_of_the_producer_breaks_the_direction)
 {
-	struct kt_ep *a, *b;
-	struct kt_chan ca, cb;
+	struct gpair g;
+	int dir;
 
-	chan_pair(&a, &b, &ca, &cb);
-	put_recs(&ca, 1, 1);
-	ca.tx->cons = ca.tx->prod + 64;		/* prod - cons wraps */
-	expect_broken_then_other_direction_works(a, b, &ca, &cb);
+	for (dir = 0; dir < 2; dir++) {
+		gpair(&g, dir);
+		put_recs(&g.cs, 1, 1);
+		g.cs.tx->cons = g.cs.tx->prod + 64;	/* prod - cons wraps */
+		expect_broken(&g);
+	}
 }
 
 TEST(chan__misaligned_indices_break_the_direction)
 {
-	struct kt_ep *a, *b;
-	struct kt_chan ca, cb;
+	struct gpair g;
+	int dir;
 
-	chan_pair(&a, &b, &ca, &cb);
-	put_recs(&ca, 1, 1);
-	ca.tx->cons = 8;
-	expect_broken_then_other_direction_works(a, b, &ca, &cb);
+	for (dir = 0; dir < 2; dir++) {
+		gpair(&g, dir);
+		put_recs(&g.cs, 1, 1);
+		g.cs.tx->cons = 8;
+		expect_broken(&g);
 
-	chan_pair(&a, &b, &ca, &cb);
-	put_recs(&ca, 1, 1);
-	ca.tx->prod = 72;
-	expect_broken_then_other_direction_works(a, b, &ca, &cb);
+		gpair(&g, dir);
+		put_recs(&g.cs, 1, 1);
+		g.cs.tx->prod = 72;
+		expect_broken(&g);
+	}
 }
 
 TEST(chan__oversized_record_breaks_the_direction)
 {
-	struct kt_ep *a, *b;
-	struct kt_chan ca, cb;
+	struct gpair g;
+	int dir;
 
-	chan_pair(&a, &b, &ca, &cb);
-	put_recs(&ca, 1, 2);
-	kt_chan_rec(&ca, true, 64)->len = 4097;		/* > max_msg */
-	EXPECT_OK(kt_chan_drain(b, 0));
-	EXPECT(broken(b));
-	EXPECT_EQ(kt_src(b, 0)->held, 1);	/* the first one got through */
-	expect_next(b, 1);
+	for (dir = 0; dir < 2; dir++) {
+		gpair(&g, dir);
+		put_recs(&g.cs, 1, 2);
+		kt_chan_rec(&g.cs, true, 64)->len = 4097;	/* > max_msg */
+		EXPECT_OK(kt_chan_drain(g.r, g.rs));
+		EXPECT(broken(g.r));
+		/* the first one got through */
+		EXPECT_EQ(kt_src(g.r, g.rs)->held, 1);
+		expect_next_from(g.r, g.rs, 1);
 
-	chan_pair(&a, &b, &ca, &cb);
-	put_recs(&ca, 1, 1);
-	kt_chan_rec(&ca, true, 0)->len = 0xffffffff;
-	expect_broken_then_other_direction_works(a, b, &ca, &cb);
+		gpair(&g, dir);
+		put_recs(&g.cs, 1, 1);
+		kt_chan_rec(&g.cs, true, 0)->len = 0xffffffff;
+		expect_broken(&g);
+	}
 }
 
 TEST(chan__record_claiming_more_than_was_published_breaks_the_direction)
 {
-	struct kt_ep *a, *b;
-	struct kt_chan ca, cb;
+	struct gpair g;
+	int dir;
 
-	chan_pair(&a, &b, &ca, &cb);
-	put_recs(&ca, 1, 1);				/* 64 bytes */
-	kt_chan_rec(&ca, true, 0)->len = 1000;		/* would be 1024 */
-	expect_broken_then_other_direction_works(a, b, &ca, &cb);
+	for (dir = 0; dir < 2; dir++) {
+		gpair(&g, dir);
+		put_recs(&g.cs, 1, 1);				/* 64 bytes */
+		kt_chan_rec(&g.cs, true, 0)->len = 1000;	/* 1024 */
+		expect_broken(&g);
+	}
 }
 
 TEST(chan__record_crossing_the_end_of_the_ring_breaks_the_direction)
 {
-	struct kt_ep *a, *b;
-	struct kt_chan ca, cb;
 	struct kprog_chan_rec *r;
+	struct gpair g;
+	int dir;
 
-	chan_pair(&a, &b, &ca, &cb);
-	/* a producer that wrote its last record across the end */
-	ca.tx->cons = ca.tx->prod = RB - 64;
-	r = kt_chan_rec(&ca, true, RB - 64);
-	*r = (struct kprog_chan_rec){ .len = 100, .tag = 1 };
-	ca.tx->prod = RB - 64 + KPROG_CHAN_REC_SIZE(100);
-	expect_broken_then_other_direction_works(a, b, &ca, &cb);
+	for (dir = 0; dir < 2; dir++) {
+		/* a producer that wrote its last record across the end */
+		gpair(&g, dir);
+		g.cs.tx->cons = g.cs.tx->prod = RB - 64;
+		r = kt_chan_rec(&g.cs, true, RB - 64);
+		*r = (struct kprog_chan_rec){ .len = 4096, .tag = 1 };
+		g.cs.tx->prod = RB - 64 + KPROG_CHAN_REC_SIZE(4096);
+		expect_broken(&g);
 
-	/* in the last ring of the region: past it is no memory at all */
-	chan_pair(&a, &b, &ca, &cb);
-	cb.tx->cons = cb.tx->prod = RB - 64;
-	r = kt_chan_rec(&cb, true, RB - 64);
-	*r = (struct kprog_chan_rec){ .len = 4096, .tag = 1 };
-	cb.tx->prod = RB - 64 + KPROG_CHAN_REC_SIZE(4096);
-	EXPECT_OK(kt_chan_drain(a, 1));
-	EXPECT(broken(a));
-	EXPECT_EQ(kt_src(a, 1)->held, 0);
-
-	/* a PAD record larger than what was published */
-	chan_pair(&a, &b, &ca, &cb);
-	ca.tx->cons = RB - 128;
-	ca.tx->prod = RB - 64;
-	r = kt_chan_rec(&ca, true, RB - 128);
-	*r = (struct kprog_chan_rec){ .flags = KPROG_REC_PAD };
-	expect_broken_then_other_direction_works(a, b, &ca, &cb);
+		/* a PAD record larger than what was published */
+		gpair(&g, dir);
+		g.cs.tx->cons = RB - 128;
+		g.cs.tx->prod = RB - 64;
+		r = kt_chan_rec(&g.cs, true, RB - 128);
+		*r = (struct kprog_chan_rec){ .flags = KPROG_REC_PAD };
+		expect_broken(&g);
+	}
 }
 
 TEST(chan__negative_tag_breaks_the_direction_and_takes_nothing)
 {
-	struct kt_ep *a, *b;
-	struct kt_chan ca, cb;
+	struct gpair g;
+	int dir;
 
-	chan_pair(&a, &b, &ca, &cb);
-	put_recs(&ca, 1, 1);
-	kt_chan_rec(&ca, true, 0)->tag = -5;
-	expect_broken_then_other_direction_works(a, b, &ca, &cb);
-	EXPECT_EQ(kt_chan_rec(&ca, true, 0)->state, KPROG_REC_NEW);
+	for (dir = 0; dir < 2; dir++) {
+		gpair(&g, dir);
+		put_recs(&g.cs, 1, 1);
+		kt_chan_rec(&g.cs, true, 0)->tag = -5;
+		expect_broken(&g);
+		EXPECT_EQ(kt_chan_rec(&g.cs, true, 0)->state, KPROG_REC_NEW);
+	}
 }
 
 TEST(chan__indices_near_the_top_of_64_bits_are_handled_as_distances)
 {
-	struct kt_ep *a, *b;
-	struct kt_chan ca, cb;
+	struct gpair g;
+	int dir;
 
-	chan_pair(&a, &b, &ca, &cb);
-	/* the producer started just below 2^64: the indices wrap */
-	ca.tx->cons = ca.tx->prod = -(u64)128;
-	put_recs(&ca, 1, 3);
-	EXPECT(ca.tx->prod < 256);
-	EXPECT_OK(kt_chan_drain(b, 0));
-	EXPECT(!broken(b));
-	EXPECT_EQ(ca.tx->cons, ca.tx->prod);
-	expect_next(b, 1);
-	expect_next(b, 2);
-	expect_next(b, 3);
+	for (dir = 0; dir < 2; dir++) {
+		gpair(&g, dir);
+		/* the producer started just below 2^64: the indices wrap */
+		g.cs.tx->cons = g.cs.tx->prod = -(u64)128;
+		put_recs(&g.cs, 1, 3);
+		EXPECT(g.cs.tx->prod < 256);
+		EXPECT_OK(kt_chan_drain(g.r, g.rs));
+		EXPECT(!broken(g.r));
+		EXPECT_EQ(g.cs.tx->cons, g.cs.tx->prod);
+		expect_next_from(g.r, g.rs, 1);
+		expect_next_from(g.r, g.rs, 2);
+		expect_next_from(g.r, g.rs, 3);
+	}
 }
 
 static void rewrite_record(void *arg)
