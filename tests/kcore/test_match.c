@@ -1169,3 +1169,48 @@ TEST(race__receiver_closing_once_an_eager_message_matched_it_is_not_written)
 	EXPECT(kt_check(r, sizeof(r), 2));
 	EXPECT_EQ(mock_pinned_pages, 0);
 }
+
+TEST(eager__message_into_an_empty_posted_receive_is_truncated)
+{
+	struct kt_ep *a, *b;
+	char s[10] = "abc";
+
+	kt_pair(&a, &b);
+	ASSERT_OK(kt_recv(b, 0, 0, NULL, 0, 1, 0, NULL));
+	ASSERT_OK(kt_send(a, 1, 0, s, 10, 2, 0, NULL));
+	EXPECT_CQE(b, 1, 0, -EMSGSIZE);
+}
+
+TEST(depart__rendezvous_to_itself_left_queued_at_close_frees_everything)
+{
+	static u8 s[20000];
+	struct kt_ep *e = kt_open();
+	long live;
+
+	ASSERT_OK(kt_join(e, kt_new_key(), 0, 1));
+	live = mock_live_allocs;
+	ASSERT_OK(kt_send(e, 0, 0, s, sizeof(s), 1, 0, NULL));
+	EXPECT(mock_live_allocs > live);
+	kt_close(e);			/* the fixture checks for leaks */
+}
+
+static void arrive_from_hook(void *arg)
+{
+	EXPECT_OK(kt_send(hook_from, 1, 3, "e", 2, 9, 0, NULL));
+	mock_schedule_hook = NULL;
+}
+
+TEST(held__a_message_queued_while_waiting_on_events_ends_the_wait)
+{
+	struct kt_ep *a, *b;
+	struct kprog_wait w = { .timeout_ns = -1, .flags = KPROG_WAIT_EVENTS };
+
+	kt_pair(&a, &b);
+	w.events = kt_events(b);
+	hook_from = a;
+	mock_schedule_hook = arrive_from_hook;
+	EXPECT_OK(kt_ioctl(b, KPROG_IOC_WAIT, &w));
+	EXPECT_EQ(kt_events(b), w.events + 1);
+	EXPECT_EQ(kt_src(b, 0)->held, 1);
+	EXPECT_EQ(kt_ring_count(b), 0);
+}
