@@ -14,7 +14,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 USER_DIRS := libshim bench tests/selftests tests/mpi
 
-.PHONY: all module user $(USER_DIRS) setup check check-huge demo microbench latency checkpatch clean
+.PHONY: all module user $(USER_DIRS) setup check check-huge demo microbench latency checkpatch kcore clean
 
 all: module user
 
@@ -54,9 +54,14 @@ latency: setup
 	$(MAKE) all
 	scripts/latency
 
+# Unit tests of kmod/*.c compiled in user space against the kernel headers,
+# with mocks, ASan/UBSan and gcov (tests/kcore/README); no VM, seconds.
+kcore:
+	$(MAKE) -C tests/kcore test coverage
+
 checkpatch:
 	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f $$(git ls-files "kmod/*.[ch]" include/uapi/linux/kprog.h)
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	for d in $(USER_DIRS); do $(MAKE) -C $$d clean; done
+	for d in $(USER_DIRS) tests/kcore; do $(MAKE) -C $$d clean; done

@@ -72,7 +72,8 @@ struct kprog_peer_ref {
  * @nodes: address of each node of the job (unused entries zero)
  * @rank_node: node index of each rank, or NULL: every rank on this node
  * @lock: protects @peers; a leaf lock, taken with spin_lock_bh()
- * @left: ranks of this node that left; atomic bitops, read locklessly
+ * @left: ranks of this node that left, and ranks of lost nodes; atomic
+ *	bitops, read locklessly
  * @peers: the rank table
  */
 struct kprog_job {
@@ -119,13 +120,15 @@ void kprog_job_get(struct kprog_job *job);
 void kprog_job_put(struct kprog_job *job);
 
 /**
- * kprog_job_rank_left() - has a rank of this node left the job?
+ * kprog_job_rank_left() - has a rank left the job (or its node been lost)?
  * @job: job
  * @rank: rank < job->size
  *
- * Lockless; pairs with the barrier in kprog_job_leave_begin().
+ * Lockless; pairs with the barriers in kprog_job_leave_begin() and
+ * kprog_peer_gone().
  *
- * Return: true once the rank's endpoint began to leave.
+ * Return: true once the rank's endpoint began to leave, or its node was
+ * lost.
  */
 static inline bool kprog_job_rank_left(const struct kprog_job *job, u32 rank)
 {

@@ -329,7 +329,9 @@ static void kprog_fail_recv(struct kprog_op *rop, s32 source, int err)
  * @err, its unmatched rendezvous messages are withdrawn (its sender is
  * told through &kprog_transport.fin), rendezvous messages of it taken by
  * a dequeuing probe are marked so that their receive fails, and blocked
- * probes are woken. Eager messages stay deliverable.
+ * probes are woken. Eager messages stay deliverable. A rank on a lost
+ * node is marked left for good, so that later receives naming it fail
+ * at once instead of waiting forever.
  *
  * Process context (takes endpoint references).
  */
@@ -342,6 +344,12 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err)
 	LIST_HEAD(mq);
 	u32 r;
 
+	if (!kprog_job_is_local(job, rank)) {
+		/* Later receives and probes naming it fail, as for a local one. */
+		set_bit(rank, job->left);
+		/* Pairs with the lock-free test_bit() of receivers. */
+		smp_mb__after_atomic();
+	}
 	for (r = 0; r < job->size; r++) {
 		if (r == rank || !kprog_job_is_local(job, r))
 			continue;
