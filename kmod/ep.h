@@ -15,6 +15,7 @@
 #include <linux/wait.h>
 #include <linux/atomic.h>
 #include <linux/xarray.h>
+#include <linux/timekeeping.h>
 #include "ring.h"
 
 struct kprog_job;
@@ -138,6 +139,7 @@ static inline void kprog_ep_xfer_put(struct kprog_ep *ep)
  */
 static inline void kprog_ep_event(struct kprog_ep *ep)
 {
+	WRITE_ONCE(ep->ring.hdr->event_ns, ktime_get_ns());
 	WRITE_ONCE(ep->ring.hdr->events, atomic_inc_return(&ep->events));
 	wake_up(&ep->wq);
 }

@@ -82,6 +82,23 @@ static void nap(struct kp_wait *w, bool ompi_pending)
 }
 
 /*
+ * How long the idle stretch that just ended really was. After a sleep,
+ * the time the wake-up took is not part of it: the kernel stamps every
+ * event and completion (kprog_ring_hdr.event_ns), so the stretch ends at
+ * the stamp, and the spin policy sees the wait as it was, not as slow as
+ * the scheduler made it look.
+ */
+static uint64_t idle_ns(const struct kp_wait *w, uint64_t now)
+{
+	uint64_t ev;
+
+	if (!w->slept)
+		return now - w->last;
+	ev = __atomic_load_n(&kp.ring->event_ns, __ATOMIC_ACQUIRE);
+	return ev > w->last && ev <= now ? ev - w->last : now - w->last;
+}
+
+/*
  * One idle step of a blocking call. The spin limit bounds each idle
  * stretch, not the whole wait: while completions keep coming (a window of
  * messages streaming in) the caller keeps spinning, and it sleeps only
@@ -101,7 +118,7 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 	}
 	if (kp.activity != w->seen) {
 		/* something moved: this idle stretch is over */
-		kp_spin_record(&kp.spin, now - w->last, w->slept);
+		kp_spin_record(&kp.spin, idle_ns(w, now), w->slept);
 		w->seen = kp.activity;
 		w->last = now;
 		w->slept = false;
@@ -129,7 +146,7 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 void kp_wait_end(struct kp_wait *w)
 {
 	if (w->t0)
-		kp_spin_record(&kp.spin, kp_now_ns() - w->last, w->slept);
+		kp_spin_record(&kp.spin, idle_ns(w, kp_now_ns()), w->slept);
 }
 
 /* Block until r completes. */

@@ -249,13 +249,18 @@ struct kprog_ring_hdr {
 	 * closes, or a peer kicks (KPROG_IOC_KICK); @chan_gen when a channel
 	 * opens or closes; @unexp counts the messages in the unexpected
 	 * queue. @src_offset locates @nr_src struct kprog_src, one per rank.
+	 * @event_ns is the CLOCK_MONOTONIC time of the last event or
+	 * completion: a process woken from KPROG_IOC_WAIT learns how long it
+	 * really waited, apart from the time the wake-up took.
 	 */
 	__u32 events;
 	__u32 chan_gen;
 	__u32 unexp;
 	__u32 src_offset;
 	__u32 nr_src;
-	__u32 __pad1[8];
+	__u32 __pad1;
+	__u64 event_ns;
+	__u32 __pad2[4];
 };
 
 #define KPROG_RING_CQES_OFFSET	128
