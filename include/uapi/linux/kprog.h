@@ -258,9 +258,8 @@ struct kprog_ring_hdr {
 	__u32 unexp;
 	__u32 src_offset;
 	__u32 nr_src;
-	__u32 __pad1;
-	__u64 event_ns;
-	__u32 __pad2[4];
+	__aligned_u64 event_ns;
+	__u32 __pad1[6];
 };
 
 #define KPROG_RING_CQES_OFFSET	128
