@@ -178,7 +178,7 @@ int kprog_chan_open(struct kprog_ep *ep, struct kprog_chan_open *co)
 		return -EOPNOTSUPP;
 	if (co->peer >= job->size || co->peer == ep->rank)
 		return -EINVAL;
-	if (!kprog_job_is_local(job, co->peer))
+	if (!kprog_job_is_local(job, co->peer) || job->net_only)
 		return -ENOTCONN;
 
 	mutex_lock(&kprog_chan_mutex);

@@ -9,6 +9,7 @@
 #include <linux/types.h>
 #include <linux/list.h>
 #include <linux/kref.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/uidgid.h>
 #include <linux/kprog.h>
@@ -59,11 +60,14 @@ struct kprog_peer_ref {
 
 /**
  * struct kprog_job - a job on this node
- * @hnode: in the job registry, under the registry mutex
+ * @hnode: in the job registry, under the registry mutex (RCU readers)
+ * @rcu: frees the job after lookups that may still see it
  * @ref: one per endpoint that ever joined, plus one per holder
  * @key: the job key all ranks agreed on
  * @owner: effective uid of the creator
  * @shared: created with KPROG_JOIN_SHARED
+ * @net_only: created with KPROG_JOIN_NET_ONLY: other local ranks are
+ *	reached through the network transport too (testing on one node)
  * @size: ranks in the job (all nodes)
  * @eager_limit: eager limit of the job in bytes
  * @members: endpoints joined on this node, under the registry mutex
@@ -78,10 +82,12 @@ struct kprog_peer_ref {
  */
 struct kprog_job {
 	struct hlist_node hnode;
+	struct rcu_head rcu;
 	struct kref ref;
 	u64 key;
 	kuid_t owner;
 	bool shared;
+	bool net_only;
 	u32 size;
 	u32 eager_limit;
 	u32 members;
@@ -113,6 +119,9 @@ int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j,
 void kprog_job_leave_begin(struct kprog_ep *ep);
 void kprog_job_leave_end(struct kprog_ep *ep);
 struct kprog_ep *kprog_job_get_ep(struct kprog_job *job, u32 rank);
+struct kprog_job *kprog_job_lookup(u64 key);
+int kprog_job_for_each(int (*fn)(struct kprog_job *job, void *arg), void *arg);
+void kprog_job_mark_left(struct kprog_job *job, u32 rank);
 void kprog_job_peer(struct kprog_job *job, u32 rank,
 		    struct kprog_peer_ref *out);
 bool kprog_job_is_local(const struct kprog_job *job, u32 rank);

@@ -88,11 +88,17 @@ static int kprog_release(struct inode *inode, struct file *file)
 {
 	struct kprog_ep *ep = file->private_data;
 
-	if (kprog_ep_job(ep)) {
+	const struct kprog_transport *net = kprog_xport_net();
+	struct kprog_job *job = kprog_ep_job(ep);
+
+	if (job) {
 		/* Nothing new reaches us, then nothing of us stays queued. */
 		kprog_job_leave_begin(ep);
 		kprog_depart(ep);
 		kprog_chan_depart(ep);
+		/* Other nodes may hold our messages or wait for us. */
+		if (net && net->rank_left && (job->nr_nodes > 1 || job->net_only))
+			net->rank_left(job, ep->rank);
 		kprog_job_leave_end(ep);
 		kprog_ep_quiesce(ep);
 	}
@@ -156,8 +162,13 @@ static int kprog_join_check(struct kprog_join *j)
 {
 	if (j->abi_version != KPROG_ABI_VERSION)
 		return -EPROTONOSUPPORT;
-	if (j->flags & ~KPROG_JOIN_SHARED)
+	if (j->flags & ~(KPROG_JOIN_SHARED | KPROG_JOIN_NET_ONLY))
 		return -EINVAL;
+	if ((j->flags & KPROG_JOIN_NET_ONLY) && !j->nr_nodes)
+		return -EINVAL;	/* the node map names this node's address */
+	if ((j->flags & KPROG_JOIN_NET_ONLY) &&
+	    !(kprog_xport_mask() & KPROG_XPORT_IB))
+		return -EHOSTUNREACH;
 	if (!j->size)
 		return -EINVAL;
 	if (j->size > kprog_max_job_size)
@@ -231,8 +242,12 @@ static long kprog_ioc_info(void __user *uarg)
 		.max_chans = kprog_max_chans,
 	};
 
+	const struct kprog_transport *net = kprog_xport_net();
+
 	if (kprog_fast_limit)
 		info.features |= KPROG_FEAT_FASTPATH;
+	if (net && net->local_addr && net->local_addr(&info.node_addr))
+		memset(&info.node_addr, 0, sizeof(info.node_addr));
 
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }

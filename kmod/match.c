@@ -19,6 +19,7 @@
  * Eager messages stay deliverable after their sender has gone; rendezvous
  * messages of a departed sender are withdrawn.
  */
+#include <linux/export.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
 #include "kprog.h"
@@ -103,6 +104,7 @@ int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg)
 	kprog_ep_event(dst);
 	return 0;
 }
+EXPORT_SYMBOL_GPL(kprog_arrive);
 
 /* Under ep->mlock: take @msg out of a queue for a receive. */
 static void kprog_take_msg(struct kprog_ep *ep, struct kprog_msg *msg)
@@ -390,6 +392,7 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err)
 		cond_resched();
 	}
 }
+EXPORT_SYMBOL_GPL(kprog_peer_gone);
 
 /**
  * kprog_depart() - take a departing endpoint out of matching

@@ -11,6 +11,7 @@
 #include "stats.h"
 
 DEFINE_PER_CPU(struct kprog_stats, kprog_stats);
+EXPORT_PER_CPU_SYMBOL_GPL(kprog_stats);
 
 const struct kprog_stat_desc kprog_stat_descs[KPROG_NR_STATS] = {
 	[KPROG_STAT_EVENTS] = { "events", KPROG_A_STAT_EVENTS },

@@ -29,6 +29,7 @@ struct kprog_ep;
 struct kprog_op;
 struct kprog_job;
 struct kprog_peer_ref;
+struct kprog_node_addr;
 
 /* Feature flags of a transport (as Open MPI's smsc component flags). */
 #define KPROG_XF_REQUIRE_REGISTRATION	BIT(0)	/* get_handle first */
@@ -79,6 +80,11 @@ struct kprog_xfer {
  *	moved, @err 0 or a negative errno; -ECONNRESET when the receiver
  *	left): tell the sender, release what @msg holds of the transport.
  *	Any context (called from kprog_xfer_done() and from departures).
+ * @rank_left: a local endpoint of @job, which has ranks reached through
+ *	this transport, left: tell the nodes that may hold its messages or
+ *	wait for it (they call kprog_peer_gone()). Process context. Optional.
+ * @local_addr: where other nodes reach this node's transport, for
+ *	KPROG_IOC_GET_INFO. Returns 0 or -ENODEV (no usable device). Optional.
  */
 struct kprog_transport {
 	const char *name;
@@ -91,6 +97,8 @@ struct kprog_transport {
 	void (*put_handle)(struct kprog_op *sop);
 	int (*pull)(struct kprog_xfer *x, bool inline_ok);
 	void (*fin)(struct kprog_msg *msg, u64 bytes, int err);
+	void (*rank_left)(struct kprog_job *job, u32 rank);
+	int (*local_addr)(struct kprog_node_addr *addr);
 };
 
 /* ---- core entry points for transports (match.c, rndv.c) ---- */
@@ -106,6 +114,7 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err);
 
 const struct kprog_transport *kprog_xport_for(const struct kprog_peer_ref *peer);
 void kprog_xport_set_net(const struct kprog_transport *xport);
+const struct kprog_transport *kprog_xport_net(void);
 u32 kprog_xport_mask(void);
 int kprog_xport_init(void);
 void kprog_xport_exit(void);

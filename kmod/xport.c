@@ -3,6 +3,7 @@
  * kprog transport registry: which transports the module has, their
  * set-up and tear-down, and which one reaches a given peer.
  */
+#include <linux/export.h>
 #include <linux/kernel.h>
 #include <linux/kprog.h>
 #include "job.h"
@@ -25,6 +26,17 @@ static const struct kprog_transport *kprog_net_xport;
 void kprog_xport_set_net(const struct kprog_transport *xport)
 {
 	WRITE_ONCE(kprog_net_xport, xport);
+}
+EXPORT_SYMBOL_GPL(kprog_xport_set_net);
+
+/**
+ * kprog_xport_net() - the transport that reaches other nodes, if any
+ *
+ * Return: it, or NULL.
+ */
+const struct kprog_transport *kprog_xport_net(void)
+{
+	return READ_ONCE(kprog_net_xport);
 }
 
 /**

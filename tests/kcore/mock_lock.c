@@ -3,6 +3,7 @@
 #include <linux/spinlock.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
+#include <linux/rcupdate.h>
 #include <linux/preempt.h>
 #include <linux/sched.h>
 #include "mock.h"
@@ -310,4 +311,49 @@ void mock_lock_forget(void)
 	nheld = 0;
 	mock_irq_flags = X86_EFLAGS_IF;
 	this_cpu_write(__preempt_count, PREEMPT_ENABLED);
+}
+
+/* ---------------------------------------------------------------------
+ * RCU: one thread, so a grace period ends as soon as no read-side
+ * critical section is open; call_rcu() callbacks run then (at once when
+ * called outside one). Sleeping inside a read section fails the test.
+ */
+static int rcu_depth;
+static struct rcu_head *rcu_pending;
+
+static void mock_rcu_run(void)
+{
+	struct rcu_head *h;
+
+	while ((h = rcu_pending)) {
+		rcu_pending = h->next;
+		h->func(h);
+	}
+}
+
+void __rcu_read_lock(void)
+{
+	rcu_depth++;
+}
+
+void __rcu_read_unlock(void)
+{
+	if (rcu_depth <= 0)
+		mock_fail_at(__builtin_return_address(0), "rcu_read_unlock() without rcu_read_lock()");
+	if (!--rcu_depth)
+		mock_rcu_run();
+}
+
+void call_rcu(struct rcu_head *head, rcu_callback_t func)
+{
+	head->func = func;
+	head->next = rcu_pending;
+	rcu_pending = head;
+	if (!rcu_depth)
+		mock_rcu_run();
+}
+
+bool mock_rcu_reading(void)
+{
+	return rcu_depth > 0;
 }

@@ -360,7 +360,8 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	EXPECT_EQ(info.fast_limit, 4096);
 	EXPECT_EQ(info.chan_bytes, 65536);
 	EXPECT_EQ(info.max_chans, 256);
-	EXPECT_EQ(info.__reserved[0] | info.__reserved[8], 0);
+	EXPECT_EQ(info.__reserved0 | info.__reserved[0] | info.__reserved[1], 0);
+	EXPECT_EQ(info.node_addr.family, 0);	/* no network transport */
 	/* A network transport shows; after JOIN too. */
 	kt_fx_install();
 	ASSERT_OK(kt_join(e, kt_new_key(), 0, 1));

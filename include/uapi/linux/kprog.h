@@ -48,6 +48,14 @@
  * EPROTONOSUPPORT; @size above the module's max_job_size with E2BIG.
  */
 #define KPROG_JOIN_SHARED	(1U << 0)
+/*
+ * KPROG_JOIN_NET_ONLY: reach the other ranks of this node through the
+ * network transport too (its loopback), as if each were on another node;
+ * for testing the transport on one machine. All joiners of a job on a
+ * node must agree (EINVAL); needs a node map and a network transport; the
+ * job gets no fast-path channels.
+ */
+#define KPROG_JOIN_NET_ONLY	(1U << 1)
 
 struct kprog_join {
 	__u32 abi_version;	/* in: KPROG_ABI_VERSION */
@@ -326,7 +334,10 @@ struct kprog_info {
 	__u32 fast_limit;	/* largest fast-path message, 0 = none */
 	__u32 chan_bytes;	/* bytes of one channel direction */
 	__u32 max_chans;	/* channels one endpoint may open */
-	__u32 __reserved[9];
+	__u32 __reserved0;
+	/* with KPROG_XPORT_IB: where other nodes reach this one */
+	struct kprog_node_addr node_addr;
+	__u32 __reserved[2];
 };
 
 /*
