@@ -92,6 +92,8 @@ static int kprog_release(struct inode *inode, struct file *file)
 	struct kprog_job *job = kprog_ep_job(ep);
 
 	if (job) {
+		/* Our channel records are messages already sent: deliver them. */
+		kprog_chan_flush_out(ep);
 		/* Nothing new reaches us, then nothing of us stays queued. */
 		kprog_job_leave_begin(ep);
 		kprog_depart(ep);

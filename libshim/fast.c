@@ -364,8 +364,10 @@ static int find_rec(int w, uint32_t ctx, int tag, struct kprog_chan_rec **out)
 
 	if (p->state != PEER_MAPPED || p->broken)
 		return held(w) || p->broken ? KERNEL : NONE;
+	cons = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);	/* before prod */
 	prod = kp_dir_prod(&p->rx);
-	cons = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);
+	if (prod - cons > (uint64_t)p->rx.mask + 1)
+		return KERNEL;	/* garbage indices: let the kernel judge */
 	/*
 	 * Records past the last poll were not matched against the receives
 	 * posted here yet: an older one of those may want them first.
@@ -639,11 +641,23 @@ static void poll_peer(int w)
 	struct kp_req *r;
 	bool ktaken = false;
 
+	uint64_t cons;
+
+	/*
+	 * cons before prod: a kernel drain may release records between the
+	 * two reads, and cons read after prod could then be past it.
+	 */
+	cons = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);
 	prod = kp_dir_prod(&p->rx);
 	p->seen_prod = prod;
 	if (p->scan == prod || p->broken)
 		return;
-	for (pos = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE); pos != prod; pos += size) {
+	if (prod - cons > (uint64_t)p->rx.mask + 1) {
+		p->broken = true;	/* the peer wrote garbage indices */
+		kp_fast_to_kernel();
+		return;
+	}
+	for (pos = cons; pos != prod; pos += size) {
 		rec = kp_dir_rec(&p->rx, pos, prod, &size);
 		if (!size) {
 			p->broken = true;

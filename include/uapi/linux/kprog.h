@@ -349,7 +349,10 @@ struct kprog_info {
  * and tells where to map it: mmap(NULL, @bytes, PROT_READ | PROT_WRITE,
  * MAP_SHARED, fd, @offset). ENOTCONN: the peer is not an endpoint of this
  * node (yet or any more); EOPNOTSUPP: the fast path is off (fast_limit=0);
- * ENOSPC: one side has max_chans channels; EINVAL: a bad rank or self.
+ * ENOSPC: one side has max_chans channels; EINVAL: a bad rank or self;
+ * EBUSY: the peer still holds a closed channel with an earlier endpoint
+ * of this rank (a rank that left and joined again gets no new channel
+ * with it; messages go through the kernel).
  *
  * The region: struct kprog_chan_hdr, then at KPROG_CHAN_DATA_OFFSET the
  * data ring of direction 0 (lower rank to higher rank), then that of
