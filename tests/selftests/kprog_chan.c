@@ -1222,6 +1222,381 @@ TEST_F(job, max_msg_record)
 	ch_unmap(&c);
 }
 
+/*
+ * The receiving process takes the oldest NEW record of @rx if the ABI's
+ * rule allows it (the kernel holds nothing of @src and no older record is
+ * KTAKEN, both read after the record). Returns 1 (taken, *rec set, state
+ * TAKEN), 0 (no NEW record), -1 (ask the kernel), -2 (malformed).
+ */
+static int user_take(struct kp_ep *r, int src, struct kp_dir *rx, struct kprog_chan_rec **out)
+{
+	/*
+	 * cons before prod: read the other way round, a drain by the kernel
+	 * in between can move cons past the prod read, and the walk below
+	 * would never meet it (it hung this test in 32-bit runs).
+	 */
+	uint64_t cons = ld64(&rx->h->cons), prod = kp_dir_prod(rx), pos, size;
+	int ktaken = 0;
+
+	if (prod - cons > (uint64_t)rx->mask + 1)
+		return -2;
+	for (pos = cons; pos != prod; pos += size) {
+		struct kprog_chan_rec *rec = kp_dir_rec(rx, pos, prod, &size);
+		__u32 st;
+
+		if (!size)
+			return -2;
+		if (rec->flags & KPROG_REC_PAD)
+			continue;
+		st = kp_rec_state(rec);
+		if (st == KPROG_REC_KTAKEN) {
+			ktaken = 1;
+			continue;
+		}
+		if (st != KPROG_REC_NEW)
+			continue;
+		if (ktaken || held_of(r, src))
+			return -1;
+		if (!kp_rec_take(rec))
+			return -1;	/* the kernel took it first */
+		*out = rec;
+		return 1;
+	}
+	return ktaken || held_of(r, src) ? -1 : 0;
+}
+
+/* Records through more than three laps of the ring, pads included. */
+TEST_F(job, wrap_around_with_pads)
+{
+	struct kp_ep *r = &self->e[0], *s = &self->e[1];
+	struct kprog_chan_rec *rec;
+	int sent = 0, got = 0, pads = 0, k, i;
+	__u64 bytes = 0;
+	struct kp_ch c0, c1;
+	__u32 max;
+
+	REQUIRE_FAST();
+	ASSERT_EQ(0, ch_map(s, 0, &c1));
+	ASSERT_EQ(0, ch_map(r, 1, &c0));
+	max = c1.co.max_msg;
+	while (bytes < 4ull * c1.co.ring_bytes || got < sent) {
+		__u32 len = (__u32)((sent * 1237u) % (max + 1));
+
+		if (bytes < 4ull * c1.co.ring_bytes &&
+		    !rec_send(&c1.tx, CTX, sent % 7, len, rseed(1, sent))) {
+			bytes += KPROG_CHAN_REC_SIZE(len);
+			sent++;
+			continue;
+		}
+		/* full (or done writing): count the pads, then consume */
+		{
+			uint64_t pos = ld64(&c0.rx.h->cons), prod = kp_dir_prod(&c0.rx), size;
+
+			for (; pos != prod; pos += size) {
+				rec = kp_dir_rec(&c0.rx, pos, prod, &size);
+				ASSERT_NE(0, size) TH_LOG("malformed at %llu", (unsigned long long)pos);
+				pads += !!(rec->flags & KPROG_REC_PAD);
+			}
+		}
+		/* a few taken here, the rest drained into the kernel */
+		for (k = 0; k < 3 && got < sent; k++) {
+			__u32 want = (__u32)((got * 1237u) % (max + 1));
+
+			ASSERT_EQ(1, user_take(r, 1, &c0.rx, &rec)) TH_LOG("message %d", got);
+			EXPECT_EQ(want, rec->len) TH_LOG("message %d", got);
+			EXPECT_EQ(got % 7, rec->tag) TH_LOG("message %d", got);
+			EXPECT_EQ(-1, kp_check(kp_rec_payload(rec), rec->len, rseed(1, got), 0))
+				TH_LOG("message %d", got);
+			kp_rec_done(rec);
+			kp_dir_release(&c0.rx);
+			got++;
+		}
+		if (got < sent && (sent & 1)) {
+			ASSERT_EQ(0, drain(r, 1, 0));
+			EXPECT_EQ(sent - got, (int)held_of(r, 1));
+			for (i = got; i < sent; i++) {
+				__u32 want = (__u32)((i * 1237u) % (max + 1));
+
+				recv_check(_metadata, r, CTX, 1, KPROG_ANY_TAG, want, rseed(1, i), 1,
+					   i % 7, "drained after a wrap");
+			}
+			got = sent;
+		}
+	}
+	EXPECT_EQ(sent, got);
+	EXPECT_LT(0, pads) TH_LOG("no pad record was ever written");
+	EXPECT_LE(3ull * c1.co.ring_bytes, kp_dir_prod(&c1.tx));
+	EXPECT_EQ(kp_dir_prod(&c1.tx), ld64(&c1.tx.h->cons));
+	EXPECT_EQ(0, held_of(r, 1));
+	ch_unmap(&c0);
+	ch_unmap(&c1);
+}
+
+/*
+ * Order under concurrency: a sender thread mixes records with sends
+ * through the kernel (eager and rendezvous, which drain the channel); the
+ * receiving thread takes records itself whenever the ABI's rule allows
+ * and asks the kernel otherwise. Every message must come exactly once,
+ * in order: this checks that the kernel publishes held and KTAKEN before
+ * a record could be taken past an older message.
+ */
+struct cc_sender {
+	struct kp_ep *e;
+	struct kp_dir *d;
+	int n, ret, kernel, rndv;
+	int stop;	/* set by the receiver: stop sending */
+	int sent;	/* set by the sender when it ends: messages sent */
+	__u64 seed;
+};
+
+#define CC_BUF 16384
+
+static __u32 cc_len(__u64 x)
+{
+	return x % 100 < 2 ? 9000 + (x >> 16) % 1000 : 4 + (x >> 8) % 300;
+}
+
+static void *cc_send_fn(void *arg)
+{
+	struct cc_sender *cs = arg;
+	unsigned char *buf = malloc(CC_BUF);
+	struct kprog_post p;
+	struct kprog_cqe c;
+	__u64 x = cs->seed;
+	int i, ret = 0;
+
+	if (!buf) {
+		cs->ret = -ENOMEM;
+		__atomic_store_n(&cs->sent, 0, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	for (i = 0; i < cs->n && !__atomic_load_n(&cs->stop, __ATOMIC_ACQUIRE); i++) {
+		__u32 len;
+		void *pl;
+
+		x = kp_mix(x);
+		len = cc_len(x);
+		memcpy(buf, &i, 4);
+		kp_fill(buf + 4, len - 4, cs->seed + i, 0);
+		if (i % 4 == 0)
+			sched_yield();	/* let the receiver keep up now and then */
+		if ((x >> 40) % 100 >= 12 && len <= cs->d->max_msg &&
+		    (pl = kp_dir_reserve(cs->d, len, CTX, 5))) {
+			memcpy(pl, buf, len);
+			kp_dir_publish(cs->d);
+			continue;
+		}
+		cs->kernel++;
+		ret = kp_send(cs->e, i, buf, len, 0, 5, CTX, 0, &p);
+		if (!ret && !p.done) {
+			cs->rndv++;
+			while ((ret = kp_wait_cqe(cs->e, i, &c, 100)) == -ETIMEDOUT &&
+			       !__atomic_load_n(&cs->stop, __ATOMIC_ACQUIRE))
+				;
+			if (!ret && c.error)
+				ret = c.error;
+		}
+		if (ret) {
+			cs->ret = ret;
+			i++;	/* it may have arrived */
+			break;
+		}
+	}
+	free(buf);
+	__atomic_store_n(&cs->sent, i, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* What the receiver sees of the channel, when it waits too long. */
+static void cc_dump(struct __test_metadata *_metadata, struct kp_ep *r, struct kp_dir *rx,
+		    int next)
+{
+	uint64_t pos, cons = ld64(&rx->h->cons), prod = kp_dir_prod(rx), size;
+	int n = 0;
+
+	TH_LOG("stuck at message %d: held %u unexp %u cons %llu prod %llu", next,
+	       held_of(r, 1), unexp_of(r), (unsigned long long)cons, (unsigned long long)prod);
+	for (pos = cons; pos != prod && n < 8; pos += size, n++) {
+		struct kprog_chan_rec *rec = kp_dir_rec(rx, pos, prod, &size);
+		int seq = -1;
+
+		if (!size)
+			break;
+		if (!(rec->flags & KPROG_REC_PAD) && rec->len >= 4)
+			memcpy(&seq, kp_rec_payload(rec), 4);
+		TH_LOG("  record at %llu: state %u flags %u len %u seq %d",
+		       (unsigned long long)pos, rec->state, rec->flags, rec->len, seq);
+	}
+}
+
+TEST_F_TIMEOUT(job, order_user_take_vs_kernel_drain, 300)
+{
+	struct kp_ep *r = &self->e[0];
+	struct cc_sender cs = { .e = &self->e[1], .n = 20000, .seed = kp_key(), .sent = -1 };
+	unsigned char *rb = kp_alloc(CC_BUF);
+	int next = 0, user = 0, kern = 0, ret, seq, sent;
+	long long t0 = kp_now_ms(), stop_at = t0 + 60000, last = t0;
+	struct kprog_chan_rec *rec;
+	struct kprog_post p;
+	struct kprog_cqe c;
+	struct kp_ch c0, c1;
+	pthread_t th;
+	__u64 x;
+
+	REQUIRE_FAST();
+	ASSERT_NE(NULL, rb);
+	ASSERT_EQ(0, ch_map(&self->e[1], 0, &c1));
+	ASSERT_EQ(0, ch_map(r, 1, &c0));
+	cs.d = &c1.tx;
+	TH_LOG("seed %#llx", (unsigned long long)cs.seed);
+	ASSERT_EQ(0, pthread_create(&th, NULL, cc_send_fn, &cs));
+	x = cs.seed;
+	for (;;) {
+		__u32 len;
+
+		sent = __atomic_load_n(&cs.sent, __ATOMIC_ACQUIRE);
+		if (sent >= 0 && next >= sent)
+			break;
+		if (kp_now_ms() > stop_at)
+			__atomic_store_n(&cs.stop, 1, __ATOMIC_RELEASE);	/* bounded in time */
+		if (kp_now_ms() - last > 30000) {
+			EXPECT_GT(30000, kp_now_ms() - last) TH_LOG("no message for 30 s");
+			cc_dump(_metadata, r, &c0.rx, next);
+			break;
+		}
+		ret = user_take(r, 1, &c0.rx, &rec);
+		if (ret == 0) {
+			sched_yield();
+			continue;
+		}
+		if (ret == -2) {
+			EXPECT_NE(-2, ret) TH_LOG("malformed channel");
+			break;
+		}
+		x = kp_mix(x);
+		len = cc_len(x);
+		if (ret == 1) {
+			memcpy(&seq, kp_rec_payload(rec), 4);
+			EXPECT_EQ(next, seq) TH_LOG("taken here: message %d instead of %d", seq, next);
+			EXPECT_EQ(len, rec->len) TH_LOG("message %d", next);
+			EXPECT_EQ(-1, kp_check((unsigned char *)kp_rec_payload(rec) + 4, len - 4,
+					       cs.seed + next, 0)) TH_LOG("message %d", next);
+			kp_rec_done(rec);
+			kp_dir_release(&c0.rx);
+			user++;
+		} else {
+			ret = kp_recv(r, ++next_id, rb, CC_BUF, 1, KPROG_ANY_TAG, CTX, 0, &p);
+			ASSERT_EQ(0, ret) TH_LOG("recv: %s", kp_strerr(ret));
+			if (p.done) {
+				c = p.cqe;
+			} else {
+				/* a record may be meant for it: let the kernel see them */
+				while ((ret = kp_wait_cqe(r, p.req_id, &c, 10)) == -ETIMEDOUT &&
+				       kp_now_ms() - last < 30000)
+					drain(r, 1, 0);
+				if (ret) {
+					EXPECT_EQ(0, ret) TH_LOG("message %d: %s", next, kp_strerr(ret));
+					cc_dump(_metadata, r, &c0.rx, next);
+					kp_cancel(r, p.req_id);
+					break;
+				}
+			}
+			EXPECT_EQ(0, c.error) TH_LOG("message %d", next);
+			memcpy(&seq, rb, 4);
+			EXPECT_EQ(next, seq) TH_LOG("from the kernel: message %d instead of %d", seq,
+						    next);
+			EXPECT_EQ(len, c.bytes) TH_LOG("message %d", next);
+			EXPECT_EQ(-1, kp_check(rb + 4, len - 4, cs.seed + next, 0))
+				TH_LOG("message %d", next);
+			kern++;
+		}
+		next++;
+		last = kp_now_ms();
+		if (!_metadata->passed)
+			break;
+	}
+	__atomic_store_n(&cs.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	TH_LOG("%d of %d messages in %lld ms: %d taken here, %d from the kernel (sender: %d through the kernel, %d rendezvous)",
+	       next, cs.sent, kp_now_ms() - t0, user, kern, cs.kernel, cs.rndv);
+	EXPECT_EQ(0, cs.ret) TH_LOG("sender: %s", kp_strerr(cs.ret));
+	EXPECT_EQ(cs.sent, next);
+	EXPECT_LT(1000, next);
+	EXPECT_LT(0, user);
+	EXPECT_LT(0, kern);
+	kp_free(rb, CC_BUF);
+	ch_unmap(&c0);
+	ch_unmap(&c1);
+}
+
+/*
+ * A consumer must read cons before prod: a drain by the sender's kernel
+ * send moves cons past a prod read before it. (libshim/fast.c
+ * poll_peer() reads prod first and walks "pos != prod" from cons: in
+ * this interleaving it would walk past prod into stale ring contents,
+ * see the report of this test series.)
+ */
+TEST_F(job, cons_passes_a_stale_prod)
+{
+	struct kp_ep *r = &self->e[0], *s = &self->e[1];
+	unsigned char b[16];
+	struct kprog_post p;
+	struct kp_ch c0, c1;
+	uint64_t prod, cons;
+
+	REQUIRE_FAST();
+	ASSERT_EQ(0, ch_map(s, 0, &c1));
+	ASSERT_EQ(0, ch_map(r, 1, &c0));
+	ASSERT_EQ(0, rec_send(&c1.tx, CTX, 1, 10, rseed(1, 0)));
+	prod = kp_dir_prod(&c0.rx);		/* the receiver reads prod ... */
+	ASSERT_EQ(0, rec_send(&c1.tx, CTX, 1, 20, rseed(1, 1)));
+	kp_fill(b, sizeof(b), rseed(1, 2), 0);
+	ASSERT_EQ(0, kp_send(s, 1, b, sizeof(b), 0, 1, CTX, 0, &p));
+	cons = ld64(&c0.rx.h->cons);		/* ... then cons */
+	EXPECT_LT(prod, cons) TH_LOG("prod %llu cons %llu", (unsigned long long)prod,
+				     (unsigned long long)cons);
+	recv_check(_metadata, r, CTX, 1, 1, 10, rseed(1, 0), 1, 1, "#0");
+	recv_check(_metadata, r, CTX, 1, 1, 20, rseed(1, 1), 1, 1, "#1");
+	recv_check(_metadata, r, CTX, 1, 1, 16, rseed(1, 2), 1, 1, "#2");
+	ch_unmap(&c0);
+	ch_unmap(&c1);
+}
+
+/*
+ * A rank that left and joined again (supported by the kernel path).
+ *
+ * KNOWN ISSUE (reported, not fixed here): the survivor keeps the closed
+ * channel of the old incarnation, so KPROG_IOC_CHAN_OPEN from the new one
+ * fails with EBUSY, an errno the ABI does not list for CHAN_OPEN
+ * (kprog_chan_create(): "a closed channel of a rank joined anew"). The
+ * new incarnation then never gets a fast path with that peer. Expected:
+ * a fresh channel, or at least a documented errno. The kernel path works.
+ */
+TEST_F(job, rejoined_rank_channel)
+{
+	struct kp_ep *r = &self->e[0];
+	unsigned char b[32];
+	struct kprog_chan_open co;
+	struct kprog_post p;
+	struct kp_ch c1;
+	int ret;
+
+	REQUIRE_FAST();
+	ASSERT_EQ(0, ch_map(&self->e[1], 0, &c1));
+	ch_unmap(&c1);
+	kp_ep_close(&self->e[1]);
+	ASSERT_TRUE(sflags_of(r, 1) & KPROG_SRC_LEFT);
+	ASSERT_EQ(0, kp_ep_open(&self->e[1], self->key, 1, JOB_SIZE, 0, 0));
+	/* the kernel path between them works */
+	kp_fill(b, sizeof(b), 9, 0);
+	ASSERT_EQ(0, kp_send(&self->e[1], 1, b, sizeof(b), 0, 2, CTX, 0, &p));
+	recv_check(_metadata, r, CTX, 1, 2, sizeof(b), 9, 1, 2, "after the rejoin");
+	ret = ch_open(self->e[1].fd, 0, &co);
+	EXPECT_TRUE(ret == 0 || ret == -ENOTCONN || ret == -ENOSPC)
+		TH_LOG("KNOWN ISSUE: CHAN_OPEN from a rejoined rank: %s (undocumented errno)",
+		       kp_strerr(ret));
+}
+
 /* ============================ WAIT and KICK ============================ */
 
 enum { LATER_KICK, LATER_SEND, LATER_REC_KICK };
