@@ -10,9 +10,11 @@
  *
  *  A  non-overtaking: one sender, one tag, a random mix of zero-byte,
  *     small, medium, large messages and Ssends, in 16 patterns, with the
- *     receives posted before, after, interleaved, half before
+ *     receives posted before, after, interleaved, half before; into
+ *     buffers of MAXLEN, then of the message's size
  *  B  ANY_SOURCE / ANY_TAG from every other rank, mixed paths: receives
- *     as the messages come, and all posted before; per-sender order
+ *     as the messages come, all posted before, one tag first; then small
+ *     messages only into small buffers; per-sender order
  *  C  Probe, Iprobe, Mprobe, Improbe (ANY_SOURCE, ANY_TAG) then
  *     Recv/Mrecv/Imrecv: the probed message is the one received
  *  D  MPI_Cancel of a posted small receive: cancelled, buffer untouched,
@@ -28,6 +30,8 @@
  *  J  truncation on the fast path (MPI_ERRORS_RETURN): Recv, Irecv
  *     posted first, Mprobe+Mrecv; the next message is intact
  *  K  a small MPI_Issend does not complete before its receive is posted
+ *  L  small messages only: a stream received one by one, a ping-pong
+ *     with receives posted first
  */
 #include "check.h"
 
@@ -51,14 +55,19 @@ static uint32_t rng(uint32_t *s)
 	return *s >> 8;
 }
 
-/* @n messages of a plan from @seed, tags tag0 .. tag0 + ntags - 1. */
-static void plan(uint32_t seed, int n, struct msg *m, int tag0, int ntags)
+/*
+ * @n messages of a plan from @seed, tags tag0 .. tag0 + ntags - 1; with
+ * @small_only only zero-byte and small messages.
+ */
+static void plan(uint32_t seed, int n, struct msg *m, int tag0, int ntags, int small_only)
 {
 	uint32_t s = seed * 2654435761u + 12345;
 	int i, r;
 
 	for (i = 0; i < n; i++) {
 		r = (int)(rng(&s) % 100);
+		if (small_only)
+			r = r % 55;
 		m[i].tag = tag0 + (int)(rng(&s) % (uint32_t)ntags);
 		if (r < 45) {
 			m[i].kind = K_SMALL;
@@ -161,19 +170,25 @@ static void phase_a(void)
 		rb[i] = xmalloc(MAXLEN);
 	for (pat = 0; pat < NPAT; pat++) {
 		mode = pat % 4;
-		plan(1000 + pat, NA, m, tag, 1);
+		plan(1000 + pat, NA, m, tag, 1, 0);
 		snprintf(what, sizeof(what), "A pattern %d mode %d", pat, mode);
 		if (rank == 0) {
 			int pre = mode == 0 ? NA : mode == 3 ? NA / 2 : 0;
+			/*
+			 * Patterns 8..15 receive into buffers of the message's
+			 * size: small receives can then be matched in user space
+			 * while large ones go to the kernel, on one sender and tag.
+			 */
+			int exact = pat >= NPAT / 2;
 
 			for (i = 0; i < pre; i++)
-				MPI_CHECK(MPI_Irecv(rb[i], MAXLEN, MPI_BYTE, 1, tag,
+				MPI_CHECK(MPI_Irecv(rb[i], exact ? m[i].len : MAXLEN, MPI_BYTE, 1, tag,
 						    MPI_COMM_WORLD, &rq[i]));
 			if (mode != 2)
 				MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 			for (i = pre; i < NA; i++) {
 				status_poison(&st[i]);
-				MPI_CHECK(MPI_Recv(rb[i], MAXLEN, MPI_BYTE, 1,
+				MPI_CHECK(MPI_Recv(rb[i], exact ? m[i].len : MAXLEN, MPI_BYTE, 1,
 						   mode == 3 ? MPI_ANY_TAG : tag,
 						   MPI_COMM_WORLD, &st[i]));
 			}
@@ -214,9 +229,12 @@ static void phase_b(void)
 	char what[64];
 	struct out o;
 
-	for (s = 1; s < size; s++)
-		plan(2000 + s, NB, m[s], tag0, 3);
-	for (round = 0; round < 3; round++) {
+	for (round = 0; round < 4; round++) {
+		/* round 3: small messages only, received into 4096-byte buffers */
+		int cap = round == 3 ? 4096 : MAXLEN;
+
+		for (s = 1; s < size; s++)
+			plan(2000 + s + 100 * (round == 3), NB, m[s], tag0, 3, round == 3);
 		snprintf(what, sizeof(what), "B round %d", round);
 		if (rank == 0) {
 			unsigned char **rb = xmalloc(sizeof(*rb) * total);
@@ -271,7 +289,7 @@ static void phase_b(void)
 				}
 			} else {
 				for (i = pre; i < total; i++)
-					MPI_CHECK(MPI_Recv(rb[i], MAXLEN, MPI_BYTE, MPI_ANY_SOURCE,
+					MPI_CHECK(MPI_Recv(rb[i], cap, MPI_BYTE, MPI_ANY_SOURCE,
 							   MPI_ANY_TAG, MPI_COMM_WORLD, &st[i]));
 				MPI_CHECK(MPI_Waitall(pre, rq, st));
 				/* receives in posting order: per sender, its send order */
@@ -316,7 +334,7 @@ static void phase_c(void)
 	struct out o;
 
 	for (s = 1; s < size; s++)
-		plan(3000 + s, NC, m[s], tag0, 2);
+		plan(3000 + s, NC, m[s], tag0, 2, 0);
 	for (variant = 0; variant < 4; variant++) {
 		snprintf(what, sizeof(what), "C variant %d", variant);
 		MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
@@ -867,6 +885,52 @@ static void phase_k(void)
 	MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* ---------------- L: small traffic only ---------------- */
+
+#define NL_STREAM	3000
+#define NL_PING		500
+
+static void phase_l(void)
+{
+	unsigned char b[4096];
+	MPI_Request rq;
+	MPI_Status st;
+	int i;
+
+	/* a stream of small messages received one by one, exact sizes */
+	for (i = 0; i < NL_STREAM; i++) {
+		struct msg m = { K_SMALL, (i * 131) % 4097, 1200 + i % 3 };
+
+		if (rank == 1) {
+			send_msg(&m, 0, i, MPI_COMM_WORLD, NULL);
+		} else if (rank == 0) {
+			MPI_CHECK(MPI_Recv(b, m.len, MPI_BYTE, 1, i % 4 == 3 ? MPI_ANY_TAG : m.tag,
+					   MPI_COMM_WORLD, &st));
+			check_msg(b, &st, 1, &m, i, "L stream");
+		}
+	}
+	MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+	/* ping-pong with the receive posted before the send */
+	if (rank <= 1) {
+		int peer = 1 - rank;
+
+		for (i = 0; i < NL_PING; i++) {
+			struct msg m = { K_SMALL, 8 + i % 64, 1210 };
+
+			MPI_CHECK(MPI_Irecv(b, sizeof(b), MPI_BYTE, peer, 1210, MPI_COMM_WORLD, &rq));
+			if (rank == 0) {
+				send_msg(&m, peer, i, MPI_COMM_WORLD, NULL);
+				MPI_CHECK(MPI_Wait(&rq, &st));
+			} else {
+				MPI_CHECK(MPI_Wait(&rq, &st));
+				send_msg(&m, peer, i, MPI_COMM_WORLD, NULL);
+			}
+			check_msg(b, &st, peer, &m, i, "L ping-pong");
+		}
+	}
+	MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 /* FASTPATH_TRACE=1: rank 0 prints each phase as it starts. */
 static void trace(const char *phase)
 {
@@ -904,6 +968,8 @@ int main(int argc, char **argv)
 	phase_j();
 	trace("K");
 	phase_k();
+	trace("L");
+	phase_l();
 	trace("end");
 	return test_finish();
 }
