@@ -340,6 +340,33 @@ void kp_fast_to_kernel(void)
 	}
 }
 
+/*
+ * The kernel holds unexpected messages: move user-posted receives to it,
+ * oldest first, only until it holds none. A prefix moves, so the kernel's
+ * receives stay older than ours; each moved receive takes the message the
+ * kernel's matching gives it. Usually the held messages are those a full
+ * channel pushed through the kernel, and the rest of a window of receives
+ * stays here.
+ */
+static void to_kernel_while_held(void)
+{
+	struct kp_req *r;
+
+	while ((r = uhead) && __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE)) {
+		upost_unlink(r);
+		r->state = RS_INACTIVE;
+		fstats.to_kernel++;
+		if (kp_post_kernel(r) != MPI_SUCCESS) {
+			struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1,
+						 .tag = r->tag, .error = -ENOMEM };
+
+			r->state = RS_ACTIVE;
+			kp_complete(r, &cqe);
+		}
+		kp_ring_drain();
+	}
+}
+
 /* ---- receives ---- */
 
 /* Does record rec of world rank w match receive envelope (ctx, source, tag)? */
@@ -682,8 +709,9 @@ static void poll_peer(int w)
 		if (!r)
 			continue;	/* unexpected: it waits in the channel */
 		if (ktaken || held(w)) {
-			kp_fast_to_kernel();	/* older messages of w are in the kernel */
-			p->scan = prod;	/* not past what the kernel saw */
+			/* older messages of w are (going) in the kernel */
+			to_kernel_while_held();
+			p->scan = pos;	/* look at this record again */
 			return;
 		}
 		deliver_upost(r, rec, w);
@@ -705,7 +733,7 @@ void kp_fast_poll(void)
 		seen_events = ev;
 		/* the kernel holds messages: let it match the user-posted receives */
 		if (uhead && __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE))
-			kp_fast_to_kernel();
+			to_kernel_while_held();
 		else if (uhead)
 			for (struct kp_req *r = uhead; r; r = r->unext)
 				if (r->peer != MPI_ANY_SOURCE &&
