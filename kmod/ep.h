@@ -93,6 +93,22 @@ static inline void kprog_ep_get(struct kprog_ep *ep)
 }
 
 /**
+ * kprog_ep_put_not_last() - drop a reference unless it is the last one
+ * @ep: endpoint
+ *
+ * For callers that cannot sleep (a transport's softirq handler): the last
+ * reference frees the ring, so it must go through kprog_ep_put() where
+ * sleeping is allowed.
+ *
+ * Return: true when the reference was dropped; false when it is the last
+ * one, which the caller still holds.
+ */
+static inline bool kprog_ep_put_not_last(struct kprog_ep *ep)
+{
+	return refcount_dec_not_one(&ep->ref.refcount);
+}
+
+/**
  * kprog_ep_job() - the endpoint's job, or NULL before JOIN
  * @ep: endpoint
  *

@@ -18,12 +18,16 @@
 #include "kprog.h"
 #include "job.h"
 #include "ep.h"
+#include "transport.h"
 
 static DEFINE_MUTEX(kprog_jobs_mutex);
 static DEFINE_HASHTABLE(kprog_jobs, 8);
 
 static void kprog_job_free(struct kprog_job *job)
 {
+	/* The network transport's module may go once no job uses it. */
+	if (job->net)
+		module_put(job->net->owner);
 	kvfree(job->peers);
 	bitmap_free(job->left);
 	kvfree(job->rank_node);
@@ -101,8 +105,10 @@ static struct kprog_job *kprog_job_create(const struct kprog_join *j,
 		job->self_node = map->self_node;
 		job->nodes = map->nodes;
 		job->rank_node = map->rank_node;
+		job->net = map->net;
 		map->nodes = NULL;
 		map->rank_node = NULL;
+		map->net = NULL;
 	} else {
 		job->nr_nodes = 1;
 	}

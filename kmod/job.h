@@ -16,6 +16,7 @@
 
 struct kprog_ep;
 struct kprog_ring;
+struct kprog_transport;
 
 /**
  * enum kprog_peer_kind - how a rank of a job is reached from this node
@@ -75,6 +76,9 @@ struct kprog_peer_ref {
  * @nr_nodes: entries in @nodes (1 for a job on one node)
  * @nodes: address of each node of the job (unused entries zero)
  * @rank_node: node index of each rank, or NULL: every rank on this node
+ * @net: the network transport that reaches its other nodes (or, with
+ *	@net_only, its other ranks), its module referenced until the job is
+ *	freed; NULL for a job on this node only
  * @lock: protects @peers; a leaf lock, taken with spin_lock_bh()
  * @left: ranks of this node that left, and ranks of lost nodes; atomic
  *	bitops, read locklessly
@@ -95,6 +99,7 @@ struct kprog_job {
 	u32 nr_nodes;
 	struct kprog_node_addr *nodes;
 	u32 *rank_node;
+	const struct kprog_transport *net;
 	spinlock_t lock;	/* @peers */
 	unsigned long *left;
 	struct kprog_peer *peers;
@@ -106,12 +111,15 @@ struct kprog_job {
  * @self_node: this node's index
  * @nodes: node addresses (kernel copy), NULL when @nr_nodes is 0
  * @rank_node: node of each rank (kernel copy, job size entries)
+ * @net: the network transport (module referenced) when the job needs one;
+ *	passes to the job if it is created, else stays with the caller
  */
 struct kprog_job_nodes {
 	u32 nr_nodes;
 	u32 self_node;
 	struct kprog_node_addr *nodes;
 	u32 *rank_node;
+	const struct kprog_transport *net;
 };
 
 int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j,

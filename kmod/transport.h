@@ -30,6 +30,7 @@ struct kprog_op;
 struct kprog_job;
 struct kprog_peer_ref;
 struct kprog_node_addr;
+struct module;
 
 /* Feature flags of a transport (as Open MPI's smsc component flags). */
 #define KPROG_XF_REQUIRE_REGISTRATION	BIT(0)	/* get_handle first */
@@ -55,6 +56,10 @@ struct kprog_xfer {
 /**
  * struct kprog_transport - a way of reaching peers and moving their data
  * @name: short name for messages
+ * @owner: the module that provides a network transport (THIS_MODULE), or
+ *	NULL for one built into kprog.ko; every job that reaches ranks
+ *	through it holds a reference on it (kprog_xport_net_get()), so the
+ *	module stays until the last such job is gone
  * @features: KPROG_XF_*
  * @init: called once at module load; may sleep. Optional.
  * @exit: called once at unload after every endpoint is gone; must wait
@@ -88,6 +93,7 @@ struct kprog_xfer {
  */
 struct kprog_transport {
 	const char *name;
+	struct module *owner;
 	u32 features;
 	int (*init)(void);
 	void (*exit)(void);
@@ -112,9 +118,11 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err);
 
 /* ---- the registry (xport.c) ---- */
 
-const struct kprog_transport *kprog_xport_for(const struct kprog_peer_ref *peer);
+const struct kprog_transport *kprog_xport_for(const struct kprog_job *job,
+					      const struct kprog_peer_ref *peer);
 void kprog_xport_set_net(const struct kprog_transport *xport);
-const struct kprog_transport *kprog_xport_net(void);
+const struct kprog_transport *kprog_xport_net_get(void);
+void kprog_xport_net_put(const struct kprog_transport *xport);
 u32 kprog_xport_mask(void);
 int kprog_xport_init(void);
 void kprog_xport_exit(void);

@@ -28,7 +28,7 @@ static int fx_send_env(struct kprog_job *job, const struct kprog_peer_ref *peer,
 	struct kt_fx_sent *s;
 
 	if (peer->kind != KPROG_PEER_REMOTE || peer->ep ||
-	    kprog_job_is_local(job, msg->env.dst))
+	    (kprog_job_is_local(job, msg->env.dst) && !job->net_only))
 		kt_fail(__FILE__, __LINE__,
 			"send_env of the network transport to a local rank %u",
 			msg->env.dst);
@@ -133,6 +133,15 @@ static void fx_fin(struct kprog_msg *msg, u64 bytes, int err)
 	f->err = err;
 }
 
+static void fx_rank_left(struct kprog_job *job, u32 rank)
+{
+	if (kt_fx.nleft == KT_FX_MAX)
+		kt_fatal(__FILE__, __LINE__, "fake transport: too many rank_left");
+	if (job->net != &kt_fx_xport && job->net->send_env != fx_send_env)
+		kt_fail(__FILE__, __LINE__, "rank_left of a job not using the fake");
+	kt_fx.left[kt_fx.nleft++] = rank;
+}
+
 const struct kprog_transport kt_fx_xport = {
 	.name = "fake",
 	.features = KPROG_XF_REQUIRE_REGISTRATION | KPROG_XF_SOFTIRQ,
@@ -141,6 +150,7 @@ const struct kprog_transport kt_fx_xport = {
 	.put_handle = fx_put_handle,
 	.pull = fx_pull,
 	.fin = fx_fin,
+	.rank_left = fx_rank_left,
 };
 
 void kt_fx_install(void)

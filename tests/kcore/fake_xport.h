@@ -77,6 +77,8 @@ struct kt_fx {
 	struct kt_fx_fin fins[KT_FX_MAX];
 	int nfins;
 	int handles;		/* get_handle minus put_handle */
+	u32 left[KT_FX_MAX];	/* rank_left: the ranks, in call order */
+	int nleft;
 };
 
 extern struct kt_fx kt_fx;

@@ -81,6 +81,16 @@ bool mock_printk_take(const char *s);
 void mock_printk_clear(void);
 
 /*
+ * Module references taken with try_module_get() (NULL modules are not
+ * counted); all must be dropped by the end of a test. mock_module_going:
+ * try_module_get() fails, as for a module being unloaded.
+ */
+extern int mock_module_refs;
+extern bool mock_module_going;
+/* Inside rcu_read_lock() now? */
+bool mock_rcu_reading(void);
+
+/*
  * Work queued with queue_work() (any workqueue, system_wq included) waits
  * until the test runs it, in FIFO order, in a kernel thread context
  * (current->mm is NULL). destroy_workqueue() and flush_work() run what

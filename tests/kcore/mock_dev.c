@@ -110,6 +110,34 @@ loff_t noop_llseek(struct file *file, loff_t offset, int whence)
 const struct kernel_param_ops param_ops_uint;
 struct module __this_module = { .name = "kprog" };
 
+/*
+ * Module references (a network transport's module, held by the jobs that
+ * use it): counted per module; mock_module_going makes try_module_get()
+ * fail as for a module being unloaded. Every reference must be dropped
+ * by the end of a test.
+ */
+int mock_module_refs;
+bool mock_module_going;
+
+bool try_module_get(struct module *module)
+{
+	if (!module)
+		return true;
+	if (mock_module_going)
+		return false;
+	mock_module_refs++;
+	return true;
+}
+
+void module_put(struct module *module)
+{
+	if (!module)
+		return;
+	if (mock_module_refs <= 0)
+		mock_fail_at(CALLER, "module_put() without a reference");
+	mock_module_refs--;
+}
+
 /* debugfs entries, as a flat table; a dentry is a pointer into it. */
 static struct mock_dentry {
 	char name[32];
@@ -289,6 +317,7 @@ void mock_dev_reset(void)
 {
 	mock_printk_clear();
 	mock_remap_addr = NULL;
+	mock_module_going = false;
 }
 
 void mock_dev_check(void)
@@ -297,6 +326,9 @@ void mock_dev_check(void)
 
 	if (mock_miscdev)
 		mock_fail_after("misc device left registered");
+	if (mock_module_refs)
+		mock_fail_after("%d module reference(s) not dropped",
+				mock_module_refs);
 	for (i = 0; i < ARRAY_SIZE(dentries); i++)
 		if (dentries[i].used)
 			mock_fail_after("debugfs entry %s left",
@@ -309,5 +341,6 @@ void mock_dev_check(void)
 void mock_dev_forget(void)
 {
 	mock_miscdev = NULL;
+	mock_module_refs = 0;
 	memset(dentries, 0, sizeof(dentries));
 }

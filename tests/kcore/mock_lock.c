@@ -357,3 +357,18 @@ bool mock_rcu_reading(void)
 {
 	return rcu_depth > 0;
 }
+
+/* No reader can be open across a sleep: the grace period is over. */
+void synchronize_rcu(void)
+{
+	mock_might_sleep(CALLER, "synchronize_rcu()");
+	if (rcu_depth)
+		mock_fail_at(CALLER, "synchronize_rcu() inside rcu_read_lock()");
+	mock_rcu_run();
+}
+
+void rcu_barrier(void)
+{
+	mock_might_sleep(CALLER, "rcu_barrier()");
+	mock_rcu_run();
+}

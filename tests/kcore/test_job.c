@@ -456,7 +456,7 @@ TEST(job__node_map_with_a_network_transport_makes_remote_peers)
 	EXPECT_EQ(ref.kind, KPROG_PEER_REMOTE);
 	EXPECT_EQ(ref.node, 2);
 	EXPECT(!ref.ep);
-	EXPECT(kprog_xport_for(&ref) == &kt_fx_xport);
+	EXPECT(kprog_xport_for(job, &ref) == &kt_fx_xport);
 	EXPECT(!kprog_job_get_ep(job, 2));
 	/* The other local rank joins with the same map. */
 	fill_nodes(nodes, 3);
@@ -465,7 +465,7 @@ TEST(job__node_map_with_a_network_transport_makes_remote_peers)
 	EXPECT(kprog_ep_job(b->ep) == job);
 	/* Without a transport a remote peer is unreachable, not local. */
 	kprog_xport_set_net(NULL);
-	EXPECT(!kprog_xport_for(&ref));
+	EXPECT(!kprog_xport_for(job, &ref));
 	kt_fx_install();
 }
 
@@ -551,7 +551,7 @@ TEST(job__a_leaving_rank_is_leaving_until_its_departure_ends)
 	kprog_job_peer(job, 1, &ref);
 	EXPECT_EQ(ref.kind, KPROG_PEER_LEAVING);
 	EXPECT(!ref.ep);
-	EXPECT(!kprog_xport_for(&ref));
+	EXPECT(!kprog_xport_for(job, &ref));
 	EXPECT(kprog_job_rank_left(job, 1));
 	/* Its rank cannot be taken yet. */
 	EXPECT_ERR(kt_join(kt_open(), job->key, 1, 2), -EADDRINUSE);
@@ -579,4 +579,217 @@ TEST(job__join_of_an_endpoint_already_in_a_job_is_eisconn_inside_too)
 	ASSERT_OK(kprog_ring_alloc(&ring, 4, 1));
 	EXPECT_ERR(kprog_job_join(e->ep, &j, &map, &ring), -EISCONN);
 	kprog_ring_free(&ring);
+}
+
+/* ---------------------------------------------------------------------
+ * The API for a network transport module: lookup by key (RCU), the walk
+ * over jobs, ranks of lost nodes, KPROG_JOIN_NET_ONLY, and the reference
+ * a job holds on the transport's module.
+ */
+
+/* The fake, provided by a module of its own (as kprog_ib.ko is). */
+static struct module fx_module = { .name = "kprog_fx" };
+static struct kprog_transport fx_owned;
+
+static void install_owned_fake(void)
+{
+	kt_fx_install();
+	fx_owned = kt_fx_xport;
+	fx_owned.owner = &fx_module;
+	kprog_xport_set_net(&fx_owned);
+}
+
+TEST(job__lookup_returns_the_job_of_a_key_referenced)
+{
+	struct kt_ep *a, *b;
+	struct kprog_job *job, *found;
+
+	kt_pair(&a, &b);
+	job = kprog_ep_job(a->ep);
+	found = kprog_job_lookup(job->key);
+	EXPECT(found == job);
+	EXPECT(!mock_rcu_reading());
+	/* The reference keeps it after every member left. */
+	kt_close(a);
+	kt_close(b);
+	EXPECT(!kprog_job_lookup(job->key));
+	EXPECT_EQ(found->key, job->key);
+	kprog_job_put(found);
+	EXPECT(!kprog_job_lookup(kt_new_key()));
+}
+
+struct walk {
+	int calls;
+	int stop_at;
+	u64 keys[4];
+};
+
+static int walk_fn(struct kprog_job *job, void *arg)
+{
+	struct walk *w = arg;
+
+	if (w->calls < 4)
+		w->keys[w->calls] = job->key;
+	if (++w->calls == w->stop_at)
+		return 7;
+	return 0;
+}
+
+TEST(job__for_each_visits_every_job_until_one_call_says_stop)
+{
+	struct kt_ep *a = kt_open(), *b = kt_open();
+	u64 ka = kt_new_key(), kb = kt_new_key();
+	struct walk w = {};
+
+	EXPECT_EQ(kprog_job_for_each(walk_fn, &w), 0);	/* no job */
+	EXPECT_EQ(w.calls, 0);
+	ASSERT_OK(kt_join(a, ka, 0, 1));
+	ASSERT_OK(kt_join(b, kb, 0, 1));
+	EXPECT_EQ(kprog_job_for_each(walk_fn, &w), 0);
+	EXPECT_EQ(w.calls, 2);
+	EXPECT((w.keys[0] == ka && w.keys[1] == kb) ||
+	       (w.keys[0] == kb && w.keys[1] == ka));
+	/* A non-zero return ends the walk; every reference is dropped. */
+	memset(&w, 0, sizeof(w));
+	w.stop_at = 1;
+	EXPECT_EQ(kprog_job_for_each(walk_fn, &w), 7);
+	EXPECT_EQ(w.calls, 1);
+	/* The snapshot array cannot be allocated. */
+	memset(&w, 0, sizeof(w));
+	mock_kmalloc_errors = 1;
+	EXPECT_ERR(kprog_job_for_each(walk_fn, &w), -ENOMEM);
+	EXPECT_EQ(w.calls, 0);
+}
+
+TEST(job__a_rank_marked_left_fails_the_receives_naming_it_at_once)
+{
+	struct kt_ep *a = kt_open();
+	struct kprog_node_addr nodes[3];
+	struct kprog_post p;
+	struct kprog_join j;
+	struct kprog_job *job;
+	char buf[8];
+
+	kt_fx_install();
+	fill_nodes(nodes, 3);
+	j = map_req(kt_new_key(), 0, map4, nodes, 3);
+	ASSERT_OK(kt_join_req(a, &j));
+	job = kprog_ep_job(a->ep);
+	EXPECT(!kprog_job_rank_left(job, 3));
+	kprog_job_mark_left(job, 3);
+	EXPECT(kprog_job_rank_left(job, 3));
+	EXPECT(!kprog_job_rank_left(job, 2));
+	EXPECT_OK(kt_recv(a, 3, 0, buf, sizeof(buf), 5, 0, &p));
+	EXPECT_EQ(p.done, 1);
+	EXPECT_EQ(p.cqe.error, -ECONNRESET);
+	EXPECT_OK(kt_recv(a, 2, 0, buf, sizeof(buf), 6, 0, &p));
+	EXPECT_EQ(p.done, 0);
+	EXPECT_OK(kt_cancel(a, 6));
+	EXPECT_CQE(a, 6, 0, -ECANCELED);
+}
+
+static struct kprog_join net_only_req(u64 key, u32 rank,
+				      struct kprog_node_addr *node)
+{
+	static const u32 here[2] = { 0, 0 };
+	struct kprog_join j = join_req(key, rank, 2);
+
+	j.flags = KPROG_JOIN_NET_ONLY;
+	j.rank_nodes = (uintptr_t)here;
+	j.nodes = (uintptr_t)node;
+	j.nr_nodes = 1;
+	return j;
+}
+
+TEST(job__net_only_job_reaches_its_local_ranks_through_the_network)
+{
+	struct kt_ep *a = kt_open(), *b = kt_open(), *c = kt_open();
+	struct kprog_node_addr node[1];
+	struct kprog_peer_ref ref;
+	struct kprog_job *job;
+	struct kprog_chan_open co = { .peer = 1 };
+	u64 key = kt_new_key();
+	struct kprog_join j;
+	struct kprog_post p;
+	char buf[16] = "hello";
+
+	fill_nodes(node, 1);
+	j = net_only_req(key, 0, node);
+	EXPECT_ERR(kt_join_req(a, &j), -EHOSTUNREACH);	/* no transport */
+	kt_fx_install();
+	j = net_only_req(key, 0, node);
+	j.nr_nodes = 0;
+	j.nodes = 0;
+	j.rank_nodes = 0;
+	EXPECT_ERR(kt_join_req(a, &j), -EINVAL);	/* needs a node map */
+	j = net_only_req(key, 0, node);
+	ASSERT_OK(kt_join_req(a, &j));
+	job = kprog_ep_job(a->ep);
+	EXPECT(job->net_only);
+	EXPECT(job->net == &kt_fx_xport);
+	/* Every joiner must agree. */
+	j = net_only_req(key, 1, node);
+	j.flags = 0;
+	EXPECT_ERR(kt_join_req(c, &j), -EINVAL);
+	j = net_only_req(key, 1, node);
+	ASSERT_OK(kt_join_req(b, &j));
+	/* A joined local rank is reached as a remote one, at this node. */
+	kprog_job_peer(job, 1, &ref);
+	EXPECT_EQ(ref.kind, KPROG_PEER_REMOTE);
+	EXPECT_EQ(ref.node, 0);
+	EXPECT(!ref.ep);
+	EXPECT(kprog_xport_for(job, &ref) == &kt_fx_xport);
+	EXPECT(kprog_job_is_local(job, 1));
+	/* So a send goes through the network transport, no channel. */
+	EXPECT_OK(kt_send(a, 1, 3, buf, 6, 9, 0, &p));
+	EXPECT_EQ(p.done, 1);
+	ASSERT_EQ(kt_fx.nsent, 1);
+	EXPECT_EQ(kt_fx.sent[0].env.dst, 1);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_CHAN_OPEN, &co), -ENOTCONN);
+	/* Without a transport the ranks are unreachable. */
+	kprog_xport_set_net(NULL);
+	EXPECT_ERR(kt_send(a, 1, 3, buf, 6, 10, 0, &p), -EHOSTUNREACH);
+	kprog_xport_set_net(&kt_fx_xport);
+}
+
+TEST(job__a_job_holds_the_network_transports_module_until_it_is_freed)
+{
+	struct kt_ep *a = kt_open(), *b = kt_open(), *c = kt_open();
+	struct kprog_node_addr nodes[3];
+	struct kprog_join j;
+	u64 key = kt_new_key();
+
+	install_owned_fake();
+	/* A job on this node only takes no reference. */
+	ASSERT_OK(kt_join(c, kt_new_key(), 0, 1));
+	EXPECT_EQ(mock_module_refs, 0);
+	fill_nodes(nodes, 3);
+	j = map_req(key, 0, map4, nodes, 3);
+	ASSERT_OK(kt_join_req(a, &j));
+	EXPECT_EQ(mock_module_refs, 1);
+	EXPECT(kprog_ep_job(a->ep)->net == &fx_owned);
+	/* A later joiner's reference is not kept. */
+	fill_nodes(nodes, 3);
+	j = map_req(key, 1, map4, nodes, 3);
+	ASSERT_OK(kt_join_req(b, &j));
+	EXPECT_EQ(mock_module_refs, 1);
+	/* Nor that of a joiner that fails. */
+	fill_nodes(nodes, 3);
+	j = map_req(key, 1, map4, nodes, 3);
+	EXPECT_ERR(kt_join_req(kt_open(), &j), -EADDRINUSE);
+	EXPECT_EQ(mock_module_refs, 1);
+	/* The transport going away does not free the module yet. */
+	kprog_xport_set_net(NULL);
+	EXPECT_EQ(mock_module_refs, 1);
+	kt_close(a);
+	EXPECT_EQ(mock_module_refs, 1);
+	kt_close(b);
+	EXPECT_EQ(mock_module_refs, 0);
+	/* A module being unloaded gives no new job. */
+	install_owned_fake();
+	mock_module_going = true;
+	fill_nodes(nodes, 3);
+	j = map_req(kt_new_key(), 0, map4, nodes, 3);
+	EXPECT_ERR(kt_join_req(kt_open(), &j), -EHOSTUNREACH);
+	EXPECT_EQ(mock_module_refs, 0);
 }

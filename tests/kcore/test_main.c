@@ -5,6 +5,7 @@
  */
 #include <linux/poll.h>
 #include <linux/mm.h>
+#include <linux/socket.h>
 #include "kprog.h"
 #include "job.h"
 #include "ep.h"
@@ -328,11 +329,11 @@ TEST(main__stats_debugfs_file_shows_header_and_one_line_per_cpu)
 	text = mock_seq_read_all(mock_debugfs_fops("stats"));
 	ASSERT(text);
 	EXPECT(!strncmp(text, "cpu events hardirq_runs", 23));
-	EXPECT(strstr(text, "\n0 1 0 0 0 0 0 0 0 0 0\n"));
+	EXPECT(strstr(text, "\n0 1 0 0 0 0 0 0 0 0 0 0 0 0\n"));
 	mock_free_text(text);
 	kprog_stats_reset();
 	text = mock_seq_read_all(mock_debugfs_fops("stats"));
-	EXPECT(strstr(text, "\n0 0 0 0 0 0 0 0 0 0 0\n"));
+	EXPECT(strstr(text, "\n0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"));
 	mock_free_text(text);
 	mock_kmalloc_errors = 1;	/* seq_open() */
 	EXPECT(!mock_seq_read_all(mock_debugfs_fops("stats")));
@@ -473,4 +474,50 @@ TEST(main__chan_open_with_an_unreadable_or_unwritable_argument_is_efault)
 	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_CHAN_OPEN, &co), -EFAULT);
 	EXPECT_OK(kt_ioctl(a, KPROG_IOC_CHAN_OPEN, &co));
 	EXPECT_EQ(co.offset, KPROG_CHAN_MMAP_OFFSET(1));
+}
+
+static int fx_addr_err;
+
+static int fx_local_addr(struct kprog_node_addr *addr)
+{
+	if (fx_addr_err)
+		return fx_addr_err;
+	addr->family = AF_INET;
+	addr->port = htons(18515);
+	addr->addr[0] = 127;
+	addr->addr[2] = 1;
+	addr->addr[3] = 1;
+	return 0;
+}
+
+TEST(main__get_info_reports_where_the_network_transport_is_reached)
+{
+	static struct module mod = { .name = "kprog_fx" };
+	static struct kprog_transport x;
+	struct kt_ep *e = kt_open();
+	struct kprog_info info;
+
+	kt_fx_install();
+	x = kt_fx_xport;
+	x.owner = &mod;
+	x.local_addr = fx_local_addr;
+	kprog_xport_set_net(&x);
+	fx_addr_err = 0;
+	ASSERT_OK(kt_info(e, &info));
+	EXPECT_EQ(info.transports, KPROG_XPORT_SHM | KPROG_XPORT_IB);
+	EXPECT_EQ(info.node_addr.family, AF_INET);
+	EXPECT_EQ(info.node_addr.port, htons(18515));
+	EXPECT_EQ(info.node_addr.addr[3], 1);
+	EXPECT_EQ(mock_module_refs, 0);
+	/* No usable device: no address. */
+	fx_addr_err = -ENODEV;
+	ASSERT_OK(kt_info(e, &info));
+	EXPECT_EQ(info.node_addr.family, 0);
+	EXPECT_EQ(info.node_addr.addr[3], 0);
+	/* A module on its way out is not called. */
+	fx_addr_err = 0;
+	mock_module_going = true;
+	ASSERT_OK(kt_info(e, &info));
+	EXPECT_EQ(info.node_addr.family, 0);
+	mock_module_going = false;
 }

@@ -661,3 +661,24 @@ TEST(remote__rendezvous_started_for_a_departed_sender_fails_without_a_pull)
 	EXPECT_EQ(kt_fx.fins[0].cookie, 90);
 	EXPECT_ERR(kt_fx.fins[0].err, -ECONNRESET);
 }
+
+TEST(remote__a_rank_leaving_a_job_with_remote_ranks_tells_the_transport)
+{
+	struct kt_ep *a, *b, *c;
+
+	remote_job(&a, &b);
+	kt_close(b);
+	ASSERT_EQ(kt_fx.nleft, 1);
+	EXPECT_EQ(kt_fx.left[0], 1);
+	/* Even after its device went away (the job keeps the transport). */
+	kprog_xport_set_net(NULL);
+	kt_close(a);
+	ASSERT_EQ(kt_fx.nleft, 2);
+	EXPECT_EQ(kt_fx.left[1], 0);
+	kprog_xport_set_net(&kt_fx_xport);
+	/* A job on this node only has nobody to tell. */
+	c = kt_open();
+	ASSERT_OK(kt_join(c, kt_new_key(), 0, 1));
+	kt_close(c);
+	EXPECT_EQ(kt_fx.nleft, 2);
+}

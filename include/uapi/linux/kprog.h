@@ -535,6 +535,10 @@ enum kprog_genl_attr {
 	 * TASKLET_RUNS (or WORK_ITEMS) + COALESCED = HARDIRQ_RUNS
 	 */
 	KPROG_A_STAT_COALESCED,
+	/* per-CPU counters of the network transport (kprog_ib.ko), u64 */
+	KPROG_A_STAT_NET_CQES,		/* work completions handled */
+	KPROG_A_STAT_NET_DROPPED,	/* wire messages dropped */
+	KPROG_A_STAT_NET_REG_BYTES,	/* bytes registered for remote reads */
 	__KPROG_A_MAX,
 };
 
