@@ -65,10 +65,20 @@ const struct kp_fast_stats *kp_fast_stats(void)
 	return &fstats;
 }
 
-void kp_fast_init(const struct kprog_info *info)
+uint32_t kp_fast_limit(void)
+{
+	return fast_on ? fast_limit : 0;
+}
+
+/*
+ * The module's fast_limit is the most a channel takes; a job may lower it
+ * (KPROG_FAST_LIMIT): ranks that disagree stay correct, since a message a
+ * receive posted in the kernel wants is drained into the kernel first.
+ */
+void kp_fast_init(const struct kprog_info *info, long limit)
 {
 	fast_on = false;
-	if (!(info->features & KPROG_FEAT_FASTPATH) || !info->fast_limit ||
+	if (!(info->features & KPROG_FEAT_FASTPATH) || !info->fast_limit || !limit ||
 	    !kp.ring->src_offset || kp.ring->nr_src != (uint32_t)kp.world_size)
 		return;
 	peers = calloc(kp.world_size, sizeof(*peers));
@@ -82,6 +92,8 @@ void kp_fast_init(const struct kprog_info *info)
 	}
 	src_state = (struct kprog_src *)((char *)kp.ring + kp.ring->src_offset);
 	fast_limit = info->fast_limit;
+	if (limit > 0 && (unsigned long)limit < fast_limit)
+		fast_limit = (uint32_t)limit;
 	seen_events = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
 	fast_on = true;
 }

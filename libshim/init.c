@@ -214,11 +214,11 @@ static void setup(int provided)
 	kp.active = true;	/* before registering: register checks it */
 	kp_comm_init();
 	if (env_long("KPROG_FAST", 1) != 0)
-		kp_fast_init(&info);
+		kp_fast_init(&info, env_long("KPROG_FAST_LIMIT", -1));
 	kp_progress_hook(true);
 	kp_log(1, "joined: node ranks %d, eager_limit %u, ring %u, max_iov %u, max_ops %u, fast path %s (%u bytes)",
 	       node_size, kp.eager_limit, kp.ring_mask + 1, kp.max_iov, kp.max_ops,
-	       kp_fast_active() ? "on" : "off", kp_fast_active() ? info.fast_limit : 0);
+	       kp_fast_active() ? "on" : "off", kp_fast_limit());
 }
 
 int MPI_Init(int *argc, char ***argv)

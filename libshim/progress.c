@@ -158,7 +158,7 @@ void kp_wait_end(struct kp_wait *w)
 /* Block until r completes. */
 void kp_wait_one(struct kp_req *r)
 {
-	struct kp_wait w = { .kernel_work = r->in_kernel || r->kind == KR_SEND };
+	struct kp_wait w = { .kernel_work = kp_req_kernel_work(r) };
 
 	for (;;) {
 		kp_progress();

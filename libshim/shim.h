@@ -148,6 +148,13 @@ void kp_req_drop(struct kp_req *r);	/* free what a post prepared */
 bool kp_deferred_pending(void);
 static inline MPI_Request kp_handle(struct kp_req *r) { return (MPI_Request)(void *)r; }
 static inline struct kp_req *kp_req(MPI_Request r) { return (struct kp_req *)(void *)r; }
+/* May a kernel worker be moving r's data (so a spinner should yield)? */
+static inline bool kp_req_kernel_work(const struct kp_req *r)
+{
+	if (r->state == RS_DEFERRED)
+		return true;	/* on its way to the kernel */
+	return r->in_kernel || (r->kind == KR_SEND && r->state == RS_ACTIVE);
+}
 uint64_t kp_req_id(struct kp_req *r);
 void kp_ring_drain(void);		/* completions from the ring, overflow */
 void kp_deferred_flush(void);		/* posts the module refused earlier */
@@ -182,7 +189,9 @@ void kp_wait_one(struct kp_req *r);	/* until r is complete */
 struct kp_fast_stats {
 	uint64_t sent, received, uposted, to_kernel, drains, kicks, full, full_fallback;
 };
-void kp_fast_init(const struct kprog_info *info);
+/* limit >= 0: at most that many bytes per fast-path message (KPROG_FAST_LIMIT) */
+void kp_fast_init(const struct kprog_info *info, long limit);
+uint32_t kp_fast_limit(void);	/* 0 when the fast path is off */
 void kp_fast_fini(void);
 bool kp_fast_active(void);
 const struct kp_fast_stats *kp_fast_stats(void);
