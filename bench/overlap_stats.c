@@ -56,7 +56,7 @@ double ovl_ratio_eq1(double tmeas, double tcomm, double tcomp)
 
 struct ovl_ref ovl_ref_of(const double *v, int n)
 {
-	struct ovl_ref r = { NAN, NAN, NAN, 0 };
+	struct ovl_ref r = { NAN, NAN, NAN, 0 };	/* q1, med, min */
 	double *c;
 	struct ovl_quart q;
 
@@ -128,7 +128,8 @@ struct ovl_point ovl_eval_point(const struct ovl_point_in *in)
 	int n = in->n > 0 ? in->n : 0, cause[OVL_NREASONS] = { 0 };
 	double *t = malloc(sizeof(double) * (3 * n + 1));
 	double *tv = t + n, *lat = t + 2 * n, tmin_ref = INFINITY;
-	double L = in->lat0.med, Lmin = in->lat0.min, comp = in->comp > 0 ? in->comp : 0;
+	double L = in->lat0.q1, Lmin = in->lat0.min, comp = in->comp > 0 ? in->comp : 0;
+	double C = in->tcomm.q1, Cmin = in->tcomm.min;
 	struct ovl_quart q;
 	int nv = 0, nstat, negative = 0;
 
@@ -189,20 +190,19 @@ struct ovl_point ovl_eval_point(const struct ovl_point_in *in)
 	else if (!in->sub_lat0)
 		p.lat0_used = NAN;
 	if (comp > 0) {
-		p.ratio_raw = ovl_ratio_eq1(p.tmeas, in->tcomm.med, comp);
-		if (!p.reason && !(in->tcomm.med > 0))
+		p.ratio_raw = ovl_ratio_eq1(p.tmeas, C, comp);
+		if (!p.reason && !(C > 0))
 			p.reason = OVL_NOREF;
 		if (!p.reason) {
-			p.ratio = ovl_ratio_checked(p.tmeas, in->tcomm.med, in->tcomm.q1, comp, &negative);
+			p.ratio = ovl_ratio_checked(p.tmeas, C, Cmin, comp, &negative);
 			if (negative)
 				p.reason = OVL_NEGATIVE;
 		}
 		if (!p.reason) {
-			double rmin = ovl_ratio_eq1(tmin_ref, in->tcomm.min > 0 ?
-						    in->tcomm.min : in->tcomm.med, comp);
+			double rmin = ovl_ratio_eq1(tmin_ref, Cmin > 0 ? Cmin : C, comp);
 
-			p.rq1 = ratio_floor0(p.q1, in->tcomm.med, comp);
-			p.rq3 = ratio_floor0(p.q3, in->tcomm.med, comp);
+			p.rq1 = ratio_floor0(p.q1, C, comp);
+			p.rq3 = ratio_floor0(p.q3, C, comp);
 			p.rmin = rmin >= 0 ? rmin : NAN;	/* supplementary: no sign fix-up */
 		} else {
 			p.ratio = NAN;

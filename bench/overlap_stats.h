@@ -45,12 +45,15 @@ double ovl_eta(int done, int total, double elapsed);
 /*
  * A reference measured in blocks spread over the whole run (the 0-byte
  * latency before every point, the ping-pong of a size before every sweep
- * over that size): the statistics of all its samples pooled. One block
- * measured while the machine was busy is a few samples among thousands
- * and cannot move the median. NAN fields and n 0 when there are none.
+ * over that size): the statistics of all its samples pooled. The reference
+ * value is the first quartile (q1) of the pool: noise only ever adds time,
+ * so the lower quartile is the reference's own time while up to 3/4 of its
+ * rounds may be slowed (a median resists only 1/2: under load kprog's
+ * 0-byte ping-pong had 60 % slow rounds); the minimum is the low end of
+ * its spread. NAN fields and n 0 when there are no samples.
  */
 struct ovl_ref {
-	double med, q1, min;
+	double q1, med, min;
 	int n;
 };
 struct ovl_ref ovl_ref_of(const double *v, int n);	/* @v is not modified */
@@ -66,7 +69,7 @@ struct ovl_ref ovl_ref_of(const double *v, int n);	/* @v is not modified */
  *                   calibration of the busy loop no longer holds)
  *   OVL_NEGATIVE    eq. 1 is below 0 by more than the references' spread
  *                   (T_measured is below the ideal time even when that is
- *                   computed with T_comm's 1st quartile and T_comp less
+ *                   computed with T_comm's fastest round and T_comp less
  *                   its slack): T_comm does not describe this benchmark's
  *                   transfer
  */
@@ -78,12 +81,13 @@ int ovl_reason_parse(const char *s);		/* -1 if unknown */
 
 /*
  * Equation 1 with the sign checked: @tmeas the point's median, @ref and
- * @ref_lo the reference's median and first quartile (T_comm, or T0 for
- * ratio0). A ratio >= 0 is returned as is. A negative ratio that the
- * references' own uncertainty explains (eq. 1 with @ref_lo and T_comp less
- * OVL_COMP_SLACK is >= 0) reads 0, "perfect overlap as far as this
- * measurement can tell"; beyond that, NAN and *@negative = 1 (when not
- * NULL). NAN when an input is missing.
+ * @ref_lo the reference and the low end of its spread (T_comm's first
+ * quartile and minimum; or T0 and its first quartile for ratio0). A ratio
+ * >= 0 is returned as is. A negative ratio that the references' own spread
+ * explains (eq. 1 with @ref_lo and T_comp less OVL_COMP_SLACK is >= 0)
+ * reads 0, "perfect overlap as far as this measurement can tell"; beyond
+ * that, NAN and *@negative = 1 (when not NULL). NAN when an input is
+ * missing.
  */
 double ovl_ratio_checked(double tmeas, double ref, double ref_lo, double comp, int *negative);
 
@@ -113,6 +117,7 @@ struct ovl_point {
 	double tmeas, q1, q3, tmin, iqr_pct;
 	double lat0_used;	/* median latency subtracted over the valid rounds */
 	double ratio_raw;	/* eq. 1 of the median before any check (may be < 0) */
+	/* T_comm used: @tcomm.q1; ratio_min uses the minima of both references */
 	double ratio, rq1, rq3, rmin;	/* NAN when invalid; never < 0 */
 	int nvalid, n, reason;
 };
