@@ -101,7 +101,10 @@ static clockid_t comp_clock = CLOCK_THREAD_CPUTIME_ID;
 static int comp_calibrated = 1;	/* default: fixed block count, no clock reads */
 static double blocks_per_us;
 static double blocks_first;	/* the start-up calibration */
-static double blocks_seen;	/* the fastest computation seen in the rounds since */
+#define CALIB_KEEP 9		/* rolling calibration: median of the last samples */
+static double calib_ring[CALIB_KEEP];
+static int calib_n;
+static double calib_lo = INFINITY, calib_hi;	/* range of the rate over the run */
 static const char *csv_path;
 static const char *label = "";
 static int quiet;
@@ -157,24 +160,9 @@ static void compute(double us)
 	if (us <= 0)
 		return;
 	if (comp_calibrated) {
-		uint64_t todo = (uint64_t)llround(us * blocks_per_us);
-		double t0 = now_us(), dt;
-
-		for (uint64_t n = todo; n; n--)
+		for (uint64_t n = (uint64_t)llround(us * blocks_per_us); n; n--)
 			LCG_BLOCK(x);
 		sink = x;
-		/*
-		 * No clock read inside the loop; one before and after to keep
-		 * the calibration honest: under emulation on a loaded host the
-		 * start-up calibration can be slow by tens of per cent (the
-		 * vCPU was not running while its CPU-time clock advanced). The
-		 * fastest rate seen becomes the rate of the next point
-		 * (run_rounds), so T_comp stays the time of the work on an
-		 * undisturbed CPU.
-		 */
-		dt = now_us() - t0;
-		if (dt >= 20 && todo / dt > blocks_seen)
-			blocks_seen = todo / dt;
 		return;
 	}
 	end = clock_ns(comp_clock) + (int64_t)(us * 1000.0);
@@ -211,6 +199,38 @@ static void calibrate_compute(void)
 	sink = x;
 	blocks_per_us = best;
 	blocks_first = best;
+}
+
+/*
+ * Rolling calibration, before every point: ~2 ms of the loop timed on this
+ * thread's CPU-time clock, like the start-up calibration; the rate is the
+ * median of the last CALIB_KEEP samples. Under emulation the CPU-time clock
+ * also runs while the host does not run the vCPU, so the rate is that of
+ * the host's current load, which changes within minutes on a shared host
+ * (start-up calibrations a minute apart: 6.5 and 10.6 iterations/us); CPU
+ * taken by other threads of the guest (kprog's kernel worker) is not in it.
+ */
+static void recalibrate(void)
+{
+	uint64_t x = sink | 1, n = (uint64_t)(2000 * blocks_per_us) + 1;
+	int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), dt;
+	double v[CALIB_KEEP];
+	int k;
+
+	for (uint64_t i = n; i; i--)
+		LCG_BLOCK(x);
+	dt = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	sink = x;
+	if (dt <= 0)
+		return;
+	calib_ring[calib_n++ % CALIB_KEEP] = n * 1000.0 / dt;
+	k = calib_n < CALIB_KEEP ? calib_n : CALIB_KEEP;
+	if (k < 3)
+		return;
+	memcpy(v, calib_ring, sizeof(double) * k);
+	blocks_per_us = ovl_median(v, k);
+	calib_lo = fmin(calib_lo, blocks_per_us);
+	calib_hi = fmax(calib_hi, blocks_per_us);
 }
 
 /* ---- data pattern ---- */
@@ -550,8 +570,6 @@ static double *run_rounds(int kind, size_t size, double comp, int n, long *errs)
 	int count = (int)size;
 	long e1 = 0, fb1 = -1;
 
-	if (comp_calibrated && blocks_seen > blocks_per_us)	/* recalibrate */
-		blocks_per_us = blocks_seen;
 	if (rank == 0) {
 		samples = malloc(sizeof(double) * (n ? n : 1));
 		if (!samples) {
@@ -626,6 +644,8 @@ static int add_point(int kind, int s, size_t size, double comp, int threads, int
 	struct point *p;
 	long errs;
 
+	if (comp_calibrated && kind != B_NLOAD)
+		recalibrate();
 	errs = ref_block(K_PINGPONG, 0, lat0_rounds, &lat0_pool, &lat0_blocks);
 	if (npoints == cap_points) {
 		cap_points = cap_points ? 2 * cap_points : 256;
@@ -767,8 +787,10 @@ static void report(void)
 	       L.q1, L.n, lat0_blocks, L.med, L.min, lat0_first, lat0_first_n);
 	printf("# T_comm (ping-pong / 2) = lower quartile of each size's rounds pooled from the base block and one block before every sweep over that size (%d rounds in %d blocks over %d sizes)\n",
 	       nbp, nblk, nsizes);
-	printf("# computation: busy loop recalibrated from the fastest computation seen before each point: %.1f iterations per us at the start, %.1f at the end\n",
-	       blocks_first, blocks_per_us);
+	if (comp_calibrated)
+		printf("# computation: busy loop recalibrated before every point (2 ms on the thread's CPU-time clock, median of the last %d): %.1f iterations per us at the start, %.1f..%.1f during the run, %.1f at the end\n",
+		       CALIB_KEEP, blocks_first, calib_hi > 0 ? calib_lo : blocks_first,
+		       calib_hi > 0 ? calib_hi : blocks_first, blocks_per_us);
 	printf("# sender/receiver/noncontig: the latency subtracted from a round is at most its sequence - T_comp (lat0 column: the median subtracted)\n");
 	printf("# a round is invalid when lat0 >= its sequence or T < %.0f%% of T_comp; a point is invalid (ratio '-', reason in the last column) with fewer than half of its rounds valid,\n",
 	       100 * (1 - OVL_COMP_SLACK));
