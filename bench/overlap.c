@@ -93,6 +93,7 @@ static double comps[MAXCOMPS];
 static int ncomps;
 static int comp_auto = 1, comp_equal;
 static double comp_min = 1.0, comp_max;	/* us; comp_max 0 = 2 x max T_comm */
+static double comp_max_cap;	/* us; 0 = none */
 static int iters = 50, warmup = 2;
 static int verify_all;
 static int threads_list[MAXTHREADS];
@@ -916,6 +917,7 @@ static void print_help(FILE *f)
 "                     --comp-min to --comp-max\n"
 "  --comp-min US      smallest computation time of the auto grid (default 1)\n"
 "  --comp-max US      largest (default 2 x the largest measured T_comm)\n"
+"  --comp-max-cap US  at most this for the default largest (0 = no cap)\n"
 "  --comp-equal       one computation time per size: that size's T_comm\n"
 "  --comp-clock calibrated|cpu|wall  calibrated (default): the busy loop runs a\n"
 "                     fixed number of iterations, calibrated at start-up on this\n"
@@ -956,7 +958,7 @@ static void parse_args(int argc, char **argv)
 		{ "iters", 1, 0, 'i' }, { "warmup", 1, 0, 'w' },
 		{ "verify", 1, 0, 'v' }, { "csv", 1, 0, 'o' },
 		{ "label", 1, 0, 'l' }, { "quiet", 0, 0, 'q' },
-		{ "lat0-rounds", 1, 0, 'L' },
+		{ "lat0-rounds", 1, 0, 'L' }, { "comp-max-cap", 1, 0, 'C' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	size_t minsz = 1024, maxsz = 16 << 20;
@@ -1008,6 +1010,7 @@ static void parse_args(int argc, char **argv)
 		case 'e': comp_equal = 1; break;
 		case 'n': comp_min = atof(optarg); break;
 		case 'x': comp_max = atof(optarg); break;
+		case 'C': comp_max_cap = atof(optarg); break;
 		case 'k':
 			comp_calibrated = 0;
 			if (!strcmp(optarg, "wall"))
@@ -1197,8 +1200,15 @@ int main(int argc, char **argv)
 	MPI_Bcast(&tmax, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
 	if (!comp_equal && comp_auto) {
-		if (comp_max <= 0)
+		if (comp_max <= 0) {
 			comp_max = 2 * tmax;
+			if (comp_max_cap > 0 && comp_max > comp_max_cap) {
+				if (rank == 0)
+					printf("# comp-grid: 2 x max T_comm = %.0f us, capped at %.0f us\n",
+					       comp_max, comp_max_cap);
+				comp_max = comp_max_cap;
+			}
+		}
 		ncomps = ovl_grid_double(comp_min, comp_max, comps, MAXCOMPS);
 	}
 	if (rank == 0) {
