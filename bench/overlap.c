@@ -147,6 +147,15 @@ static int64_t clock_ns(clockid_t c)
  * or of wall-clock time (--comp-clock wall) have passed.
  */
 static volatile uint64_t sink;
+/*
+ * CPU time of this round's computations and their number. Under emulation
+ * the guest's CPU-time clock also advances while the host does not run the
+ * vCPU, but not while another thread of the guest (kprog's kernel worker)
+ * runs on it: the computation's pure time under the host's current load.
+ */
+static double comp_cpu_us;
+static int comp_calls;
+static double cpu_read_us;	/* cost of one read of the CPU-time clock */
 
 #define LCG_BLOCK(x) do {						\
 	for (int i_ = 0; i_ < 32; i_++)					\
@@ -161,9 +170,19 @@ static void compute(double us)
 	if (us <= 0)
 		return;
 	if (comp_calibrated) {
+		/*
+		 * One read of this thread's CPU-time clock before and after (none
+		 * inside): the round's own T_comp (see comp_cpu_us). Their cost
+		 * is taken out of the round's time (one_round).
+		 */
+		int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), c1;
+
 		for (uint64_t n = (uint64_t)llround(us * blocks_per_us); n; n--)
 			LCG_BLOCK(x);
+		c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		sink = x;
+		comp_cpu_us += (c1 - c0) / 1e3;
+		comp_calls++;
 		return;
 	}
 	end = clock_ns(comp_clock) + (int64_t)(us * 1000.0);
@@ -232,6 +251,21 @@ static void recalibrate(void)
 	blocks_per_us = ovl_median(v, k);
 	calib_lo = fmin(calib_lo, blocks_per_us);
 	calib_hi = fmax(calib_hi, blocks_per_us);
+}
+
+/* The cost of one CPU-time clock read: the fastest of 5 batches of 200. */
+static void measure_cpu_read(void)
+{
+	double best = INFINITY;
+
+	for (int k = 0; k < 5; k++) {
+		double t0 = now_us();
+
+		for (int i = 0; i < 200; i++)
+			(void)clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		best = fmin(best, (now_us() - t0) / 200);
+	}
+	cpu_read_us = best;
 }
 
 /* ---- data pattern ---- */
@@ -358,6 +392,8 @@ static void sync_ready(void)
 	MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_SYNC, MPI_COMM_WORLD);
 }
 
+static double last_cpu;	/* rank 0: the computation's CPU time in the last round (per half for both) */
+
 /*
  * Runs one round of @kind; returns T (us) on rank 0. @dt/@count describe
  * the message of @size payload bytes.
@@ -368,6 +404,9 @@ static double one_round(int kind, size_t size, MPI_Datatype dt, int count,
 	MPI_Request req;
 	double t0 = 0, t1 = 0, T = 0;
 	uint64_t s01 = seed * 2, s10 = seed * 2 + 1;	/* per direction */
+
+	comp_cpu_us = 0;
+	comp_calls = 0;
 
 	switch (kind) {
 	case K_PINGPONG:
@@ -488,6 +527,10 @@ static double one_round(int kind, size_t size, MPI_Datatype dt, int count,
 		}
 		break;
 	}
+	/* the CPU-time clock reads around the computations are not the benchmark's */
+	if (comp_calls)
+		T -= 2 * comp_calls * cpu_read_us / (kind == B_BOTH ? 2 : 1);
+	last_cpu = !comp_calls ? NAN : kind == B_BOTH ? comp_cpu_us / 2 : comp_cpu_us;
 	return T;
 }
 
@@ -552,6 +595,7 @@ struct point {
 	double comp;
 	long errs;
 	double *seq;	/* rank 0: the T of each measured round (before the latency subtraction) */
+	double *cpu;	/* rank 0: the CPU time of its computation (NAN: none) */
 	int n;
 	int t0;		/* index of the same benchmark's T0 point, -1 */
 };
@@ -563,9 +607,9 @@ static int npoints, cap_points;
  * times on rank 0 (malloc'ed; NULL on rank 1) and adds the data errors of
  * both ranks to *errs.
  */
-static double *run_rounds(int kind, size_t size, double comp, int n, long *errs)
+static double *run_rounds(int kind, size_t size, double comp, int n, long *errs, double **cpu)
 {
-	double *samples = NULL;
+	double *samples = NULL, *cpus = NULL;
 	int nc = (kind == K_PINGPONG_DT || kind == B_NONCONTIG);
 	MPI_Datatype dt = MPI_BYTE;
 	int count = (int)size;
@@ -573,7 +617,8 @@ static double *run_rounds(int kind, size_t size, double comp, int n, long *errs)
 
 	if (rank == 0) {
 		samples = malloc(sizeof(double) * (n ? n : 1));
-		if (!samples) {
+		cpus = malloc(sizeof(double) * (n ? n : 1));
+		if (!samples || !cpus) {
 			fprintf(stderr, "overlap: out of memory\n");
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
@@ -591,8 +636,10 @@ static double *run_rounds(int kind, size_t size, double comp, int n, long *errs)
 		uint64_t seed = ((uint64_t)point_id << 24) + (uint64_t)i;
 		double T = one_round(kind, size, dt, count, nc, comp, check, seed);
 
-		if (m >= 0 && samples)
+		if (m >= 0 && samples) {
 			samples[m] = T;
+			cpus[m] = last_cpu;
+		}
 	}
 	if (nc && size)
 		MPI_Type_free(&dt);
@@ -608,8 +655,14 @@ static double *run_rounds(int kind, size_t size, double comp, int n, long *errs)
 
 		MPI_Send(v, 2, MPI_LONG, 0, TAG_CTL, MPI_COMM_WORLD);
 		*errs = 0;
+		if (cpu)
+			*cpu = NULL;
 		return NULL;
 	}
+	if (cpu)
+		*cpu = cpus;
+	else
+		free(cpus);
 	*errs = pt_errors + e1;
 	if (*errs) {
 		fprintf(stderr,
@@ -630,7 +683,7 @@ static long ref_block(int kind, size_t size, int n, struct vec *pool, int *block
 
 	if (n <= 0)
 		return 0;
-	v = run_rounds(kind, size, 0, n, &errs);
+	v = run_rounds(kind, size, 0, n, &errs, NULL);
 	if (v) {
 		vec_add(pool, v, n);
 		(*blocks)++;
@@ -664,7 +717,7 @@ static int add_point(int kind, int s, size_t size, double comp, int threads, int
 	p->threads = threads;
 	p->n = iters;
 	p->t0 = t0;
-	p->seq = run_rounds(kind, size, comp, iters, &p->errs);
+	p->seq = run_rounds(kind, size, comp, iters, &p->errs, &p->cpu);
 	p->errs += errs;
 	return npoints++;
 }
@@ -690,14 +743,14 @@ static void out_row(const struct ovl_row *r)
 		return;
 	if (r->rounds >= 0)
 		snprintf(rounds, sizeof(rounds), "%d/%d", r->rounds_valid, r->rounds);
-	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s %5.0f %11.2f %8s %11.2f %11.2f %8s %8s %9s %s\n",
+	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s %5.0f %11.2f %8s %11.2f %11.2f %8s %8s %11s %9s %s\n",
 	       r->bench, r->size, r->comp, r->tcomm, r->tmeas,
 	       fmt_num(b[0], 32, "%.3f", r->ratio, "-"), r->threads, r->errors,
 	       fmt_num(b[1], 32, "%.2f", r->t0, "-"), fmt_num(b[2], 32, "%.3f", r->ratio0, "-"),
 	       r->iqr_pct, r->tmin, fmt_num(b[3], 32, "%.3f", r->ratio_min, "-"),
 	       r->tmeas_q1, r->tmeas_q3, fmt_num(b[4], 32, "%.3f", r->ratio_q1, "-"),
-	       fmt_num(b[5], 32, "%.3f", r->ratio_q3, "-"), rounds,
-	       r->valid ? "ok" : r->reason);
+	       fmt_num(b[5], 32, "%.3f", r->ratio_q3, "-"), fmt_num(b[6], 32, "%.2f", r->tcomp_cpu, "-"),
+	       rounds, r->valid ? "ok" : r->reason);
 	if (csv) {
 		ovl_format_row(line, sizeof(line), r);
 		fputs(line, csv);
@@ -772,7 +825,7 @@ static void report(void)
 		struct point *p = &points[i];
 		int s = p->s;
 		struct ovl_point_in in = {
-			.seq = p->seq, .n = p->n,
+			.seq = p->seq, .cpu = comp_calibrated ? p->cpu : NULL, .n = p->n,
 			.sub_lat0 = p->kind == B_SENDER || p->kind == B_RECEIVER || p->kind == B_NONCONTIG,
 			.comp = p->kind == B_NLOAD ? 0 : p->comp, .lat0 = L,
 			.tcomm = p->kind == B_NONCONTIG ? rppdt[s] : p->kind == B_CPU ? rsend[s] : rpp[s],
@@ -789,6 +842,10 @@ static void report(void)
 	printf("# T_comm (ping-pong / 2) = lower quartile of each size's rounds pooled from the base block and one block before every sweep over that size (%d rounds in %d blocks over %d sizes)\n",
 	       nbp, nblk, nsizes);
 	if (comp_calibrated)
+		printf("# T_comp of eq. 1 = each round's own computation time, on the thread's CPU-time clock (under emulation it includes time the host took the vCPU away,\n"
+		       "#   not time other threads of the guest took: that stays overhead); Tcomp_cpu = its median; T_comp column = the work asked for (the grid); clock reads: %.2f us each, taken out\n",
+		       cpu_read_us);
+	if (comp_calibrated)
 		printf("# computation: busy loop recalibrated before every point (2 ms on the thread's CPU-time clock, median of the last %d): %.1f iterations per us at the start, %.1f..%.1f during the run, %.1f at the end\n",
 		       CALIB_KEEP, blocks_first, calib_hi > 0 ? calib_lo : blocks_first,
 		       calib_hi > 0 ? calib_hi : blocks_first, blocks_per_us);
@@ -801,9 +858,9 @@ static void report(void)
 	printf("# iqr%% = interquartile range of the valid rounds' T_measured, in %% of the median (noise indicator)\n");
 	printf("# Tmin = fastest valid round; ratio_min = eq. 1 from minima (Tmin with the fastest lat0, fastest ping-pong): robust on a busy machine, not the paper's median\n");
 	printf("# Tq1/Tq3 = quartiles of T_measured; rq1/rq3 = the ratio at those quartiles; rounds = valid/measured\n");
-	printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s %5s %11s %8s %11s %11s %8s %8s %9s %s\n", "bench", "size",
+	printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s %5s %11s %8s %11s %11s %8s %8s %11s %9s %s\n", "bench", "size",
 	       "T_comp", "T_comm", "T_measured", "ratio", "thr", "errors", "T0", "ratio0", "iqr%", "Tmin",
-	       "ratio_min", "Tq1", "Tq3", "rq1", "rq3", "rounds", "status");
+	       "ratio_min", "Tq1", "Tq3", "rq1", "rq3", "Tcomp_cpu", "rounds", "status");
 
 	out_ref("lat0", 0, &lat0_pool, errs_lat0);
 	for (int s = 0; s < nsizes; s++) {
@@ -832,6 +889,7 @@ static void report(void)
 		r.rounds_valid = e->nvalid;
 		r.rounds = e->n;
 		r.lat0 = e->lat0_used;
+		r.tcomp_cpu = comp_calibrated && p->comp > 0 && p->kind != B_NLOAD ? e->tcomp : NAN;
 		r.valid = e->reason == OVL_OK;
 		if (!r.valid)
 			snprintf(r.reason, sizeof(r.reason), "%s", ovl_reason_name(e->reason));
@@ -856,7 +914,7 @@ static void report(void)
 			if (z->reason == OVL_OK) {
 				r.t0 = z->tmeas;
 				if (r.valid)
-					r.ratio0 = ovl_ratio_checked(e->tmeas, z->tmeas, z->q1, p->comp, NULL);
+					r.ratio0 = ovl_ratio_checked(e->tmeas, z->tmeas, z->q1, e->tcomp, NULL);
 			}
 		}
 		out_row(&r);
@@ -1101,8 +1159,10 @@ int main(int argc, char **argv)
 	}
 	peer = 1 - rank;
 	parse_args(argc, argv);
-	if (comp_calibrated)
+	if (comp_calibrated) {
 		calibrate_compute();
+		measure_cpu_read();
+	}
 	irecv_first = getenv("OVERLAP_IRECV_FIRST") != NULL;
 
 	for (int i = 0; i < nsizes; i++)

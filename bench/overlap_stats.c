@@ -113,25 +113,18 @@ double ovl_ratio_checked(double tmeas, double ref, double ref_lo, double comp, i
 	return NAN;
 }
 
-/* eq. 1 of a quartile of a valid point: never below 0 (see ovl_ratio_checked) */
-static double ratio_floor0(double t, double tcomm, double comp)
-{
-	double r = ovl_ratio_eq1(t, tcomm, comp);
-
-	return r < 0 ? 0 : r;
-}
-
 struct ovl_point ovl_eval_point(const struct ovl_point_in *in)
 {
-	struct ovl_point p = { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+	struct ovl_point p = { NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
 			       0, in->n, OVL_OK };
 	int n = in->n > 0 ? in->n : 0, cause[OVL_NREASONS] = { 0 };
-	double *t = malloc(sizeof(double) * (3 * n + 1));
-	double *tv = t + n, *lat = t + 2 * n, tmin_ref = INFINITY;
+	double *t = malloc(sizeof(double) * (7 * n + 1));
+	double *tv = t + n, *lat = t + 2 * n, *cv = t + 3 * n, *r = t + 4 * n, *lo = t + 5 * n;
+	double *call = t + 6 * n, rmin = INFINITY;
 	double L = in->lat0.q1, Lmin = in->lat0.min, comp = in->comp > 0 ? in->comp : 0;
 	double C = in->tcomm.q1, Cmin = in->tcomm.min;
 	struct ovl_quart q;
-	int nv = 0, nstat, negative = 0;
+	int nv = 0, nstat;
 
 	if (!t) {
 		p.reason = OVL_NOREF;
@@ -141,33 +134,45 @@ struct ovl_point ovl_eval_point(const struct ovl_point_in *in)
 		p.reason = OVL_NOREF;
 	if (!(Lmin > 0) || Lmin > L)
 		Lmin = L;
+	if (!(Cmin > 0) || Cmin > C)
+		Cmin = C;
 	for (int i = 0; i < n; i++) {
-		double s = in->seq[i], used = 0, T = s;
+		double s = in->seq[i], used = 0, T = s, c = comp;
 		int bad = OVL_OK;
 
+		if (comp > 0 && in->cpu && in->cpu[i] > 0)
+			c = in->cpu[i];		/* this round's own computation time */
 		if (in->sub_lat0 && L > 0) {
 			/* at most the part of the sequence the computation does not cover */
-			used = fmin(L, fmax(0, s - comp));
+			used = fmin(L, fmax(0, s - c));
 			T = s - used;
 			if (!(s > L))
 				bad = OVL_LAT0_GT_SEQ;
 		}
-		if (!bad && comp > 0 && T < (1 - OVL_COMP_SLACK) * comp)
+		if (!bad && c > 0 && T < (1 - OVL_COMP_SLACK) * c)
 			bad = OVL_COMP_SHORT;
 		if (isnan(s))
 			bad = OVL_COMP_SHORT;
 		t[i] = in->sub_lat0 && L > 0 ? s - L : s;	/* uncapped, for diagnosis */
+		call[i] = c;
 		if (bad) {
 			cause[bad]++;
 			continue;
 		}
 		tv[nv] = T;
 		lat[nv] = used;
+		cv[nv] = c;
+		if (c > 0) {
+			double tm = in->sub_lat0 ? s - fmin(Lmin, fmax(0, s - c)) : T, rm;
+
+			r[nv] = ovl_ratio_eq1(T, C, c);
+			/* the ideal at the low end of both references (see ovl_ratio_checked) */
+			lo[nv] = ovl_ratio_eq1(T, Cmin, c * (1 - OVL_COMP_SLACK));
+			rm = ovl_ratio_eq1(tm, Cmin, c);	/* the round with the fastest references */
+			if (rm < rmin)
+				rmin = rm;
+		}
 		nv++;
-		if (in->sub_lat0)	/* the same round with the fastest latency */
-			T = s - fmin(Lmin, fmax(0, s - comp));
-		if (T < tmin_ref)
-			tmin_ref = T;
 	}
 	p.nvalid = nv;
 	if (!p.reason && (n == 0 || nv < (n + 1) / 2))
@@ -178,6 +183,8 @@ struct ovl_point ovl_eval_point(const struct ovl_point_in *in)
 	if (nstat) {
 		double *src = nv ? tv : t;
 
+		if (comp > 0)
+			p.tcomp = ovl_median(nv ? cv : call, nstat);
 		q = ovl_quartiles(src, nstat);
 		p.tmeas = q.med;
 		p.q1 = q.q1;
@@ -187,26 +194,27 @@ struct ovl_point ovl_eval_point(const struct ovl_point_in *in)
 	}
 	if (nv && in->sub_lat0)
 		p.lat0_used = ovl_median(lat, nv);
-	else if (!in->sub_lat0)
-		p.lat0_used = NAN;
 	if (comp > 0) {
-		p.ratio_raw = ovl_ratio_eq1(p.tmeas, C, comp);
 		if (!p.reason && !(C > 0))
 			p.reason = OVL_NOREF;
 		if (!p.reason) {
-			p.ratio = ovl_ratio_checked(p.tmeas, C, Cmin, comp, &negative);
-			if (negative)
+			q = ovl_quartiles(r, nv);
+			p.ratio_raw = q.med;
+			if (q.med >= 0) {
+				p.ratio = q.med;
+			} else if (ovl_median(lo, nv) >= 0) {
+				p.ratio = 0;	/* within the references' spread */
+			} else {
 				p.reason = OVL_NEGATIVE;
-		}
-		if (!p.reason) {
-			double rmin = ovl_ratio_eq1(tmin_ref, Cmin > 0 ? Cmin : C, comp);
-
-			p.rq1 = ratio_floor0(p.q1, C, comp);
-			p.rq3 = ratio_floor0(p.q3, C, comp);
+			}
+			p.rq1 = q.q1 < 0 ? 0 : q.q1;
+			p.rq3 = q.q3 < 0 ? 0 : q.q3;
 			p.rmin = rmin >= 0 ? rmin : NAN;	/* supplementary: no sign fix-up */
 		} else {
-			p.ratio = NAN;
+			p.ratio_raw = ovl_ratio_eq1(p.tmeas, C, p.tcomp);
 		}
+		if (p.reason)
+			p.ratio = p.rq1 = p.rq3 = p.rmin = NAN;
 	}
 	free(t);
 	return p;
@@ -316,7 +324,7 @@ int ovl_parse_row(const char *line, struct ovl_row *r)
 	double *dst[] = { NULL, NULL, &r->comp, &r->tcomm, &r->tmeas, &r->ratio, NULL, NULL,
 			  &r->t0, &r->ratio0, &r->iqr_pct, &r->tmin, &r->ratio_min,
 			  &r->tmeas_q1, &r->tmeas_q3, &r->ratio_q1, &r->ratio_q3,
-			  NULL, NULL, NULL, NULL, &r->ratio_raw, &r->lat0 };
+			  NULL, NULL, NULL, NULL, &r->ratio_raw, &r->lat0, &r->tcomp_cpu };
 	const int ncol = sizeof(dst) / sizeof(dst[0]);
 	const char *p = line;
 	char buf[64];
@@ -361,7 +369,7 @@ int ovl_parse_row(const char *line, struct ovl_row *r)
 			*dst[k] = NAN;
 		r->rounds_valid = r->rounds = -1;
 		r->ratio_raw = r->ratio;
-		r->lat0 = NAN;
+		r->lat0 = r->tcomp_cpu = NAN;
 		r->valid = !(r->ratio < 0);
 		if (!r->valid) {
 			r->ratio = NAN;
@@ -418,6 +426,7 @@ int ovl_format_row(char *buf, size_t len, const struct ovl_row *r)
 		ADD("%d", r->rounds);
 	NUM("%.3f", r->ratio_raw);
 	NUM("%.3f", r->lat0);
+	NUM("%.3f", r->tcomp_cpu);
 	ADD("\n");
 #undef ADD
 #undef NUM

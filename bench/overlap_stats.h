@@ -94,20 +94,25 @@ double ovl_ratio_checked(double tmeas, double ref, double ref_lo, double comp, i
 /*
  * One point from its rounds. @seq: the time of each round on rank 0 as
  * the benchmark defines it before the latency subtraction (the sequence;
- * half of it for both-sides). @sub_lat0 (sender, receiver, noncontig):
- * T = sequence - 0-byte latency, where the latency subtracted from a round
- * is at most the part of the sequence not covered by the computation
- * (sequence - T_comp, floor 0): a latency hidden inside the computation is
- * not taken out twice. A round is invalid when the latency is not shorter
- * than its sequence, or when T < (1 - OVL_COMP_SLACK) x T_comp. The point
- * is invalid when fewer than half of its rounds are valid, when a
- * reference is missing, or when eq. 1 is negative beyond the references'
- * spread (ovl_ratio_checked). T_measured, its quartiles and minimum come from
- * the valid rounds (from all rounds when none is valid, for diagnosis).
- * @comp 0 (the T0 rows): no ratio, only T_measured.
+ * half of it for both-sides). @cpu (may be NULL): the CPU time of the
+ * round's computation on rank 0 (per half for both-sides), its pure
+ * computation time; T_comp of the round is @cpu[i], or @comp when @cpu is
+ * NULL or not > 0. @sub_lat0 (sender, receiver, noncontig):
+ * T = sequence - 0-byte latency (the reference @lat0.q1), where the
+ * latency subtracted from a round is at most the part of the sequence not
+ * covered by the computation (sequence - T_comp, floor 0): a latency
+ * hidden inside the computation is not taken out twice. A round is invalid
+ * when the latency is not shorter than its sequence, or when
+ * T < (1 - OVL_COMP_SLACK) x T_comp. The point is invalid when fewer than
+ * half of its rounds are valid, when a reference is missing, or when eq. 1
+ * is negative beyond the references' spread (as ovl_ratio_checked, per
+ * round). The ratio is the median of the valid rounds' eq. 1; T_measured,
+ * its quartiles and minimum come from the valid rounds (from all rounds
+ * when none is valid, for diagnosis). @comp 0 (the T0 rows): no ratio,
+ * only T_measured.
  */
 struct ovl_point_in {
-	const double *seq;
+	const double *seq, *cpu;
 	int n;
 	int sub_lat0;
 	double comp;
@@ -116,7 +121,8 @@ struct ovl_point_in {
 struct ovl_point {
 	double tmeas, q1, q3, tmin, iqr_pct;
 	double lat0_used;	/* median latency subtracted over the valid rounds */
-	double ratio_raw;	/* eq. 1 of the median before any check (may be < 0) */
+	double tcomp;		/* median T_comp of the valid rounds (measured, or @comp) */
+	double ratio_raw;	/* eq. 1 before the sign check (may be < 0) */
 	/* T_comm used: @tcomm.q1; ratio_min uses the minima of both references */
 	double ratio, rq1, rq3, rmin;	/* NAN when invalid; never < 0 */
 	int nvalid, n, reason;
@@ -126,7 +132,7 @@ struct ovl_point ovl_eval_point(const struct ovl_point_in *in);
 /* One row of the CSV written by bench/overlap --csv (header in OVL_CSV_HEADER). */
 #define OVL_CSV_HEADER "bench,size,comp_us,tcomm_us,tmeasured_us,ratio,threads,errors," \
 	"t0_us,ratio0,iqr_pct,tmin_us,ratio_min,tmeas_q1_us,tmeas_q3_us,ratio_q1,ratio_q3," \
-	"valid,reason,rounds_valid,rounds,ratio_raw,lat0_us"
+	"valid,reason,rounds_valid,rounds,ratio_raw,lat0_us,tcomp_cpu_us"
 #define OVL_BENCH_LEN 16
 #define OVL_REASON_LEN 16
 struct ovl_row {
@@ -141,6 +147,7 @@ struct ovl_row {
 	char reason[OVL_REASON_LEN];		/* ovl_reason_name(), "" when valid */
 	int rounds_valid, rounds;		/* -1 when not recorded */
 	double ratio_raw, lat0;
+	double tcomp_cpu;			/* median measured T_comp, NAN if not */
 };
 
 /*

@@ -142,15 +142,15 @@ static void test_parse_row(void)
 	EXPECT(!ovl_parse_row("sender,64K,1,2,3,-0.5,0,0,,,1,1,,1,2,3,4", &r) && !r.valid &&
 	       isnan(r.ratio) && NEAR(r.ratio_raw, -0.5) && !strcmp(r.reason, "negative"),
 	       "a 17-column row with a negative ratio reads as invalid (negative)");
-	EXPECT(ovl_parse_row("sender,10,1,2,3,0.1,0,0,,,1,1,,1,2,3,4,1,,10,10,0.1,2,9", &r) == -1,
+	EXPECT(ovl_parse_row("sender,10,1,2,3,0.1,0,0,,,1,1,,1,2,3,4,1,,10,10,0.1,2,9,9", &r) == -1,
 	       "extra column");
 	EXPECT(ovl_parse_row("sender,10,1,2,3,0.1,0,0,,,1,1,,1,2,3,4,1", &r) == -1,
 	       "18 columns: truncated");
-	EXPECT(ovl_parse_row("sender,10,1,2,3,,0,0,,,1,1,,1,2,3,4,0,bogus,1,10,,", &r) == -1,
+	EXPECT(ovl_parse_row("sender,10,1,2,3,,0,0,,,1,1,,1,2,3,4,0,bogus,1,10,,,", &r) == -1,
 	       "unknown reason rejected");
-	EXPECT(ovl_parse_row("sender,10,1,2,3,0.1,0,0,,,1,1,,1,2,3,4,1,negative,10,10,0.1,2", &r) == -1,
+	EXPECT(ovl_parse_row("sender,10,1,2,3,0.1,0,0,,,1,1,,1,2,3,4,1,negative,10,10,0.1,2,1", &r) == -1,
 	       "a valid row with a reason rejected");
-	EXPECT(ovl_parse_row("sender,10,1,2,3,0.1,0,0,,,1,1,,1,2,3,4,2,,10,10,0.1,2", &r) == -1,
+	EXPECT(ovl_parse_row("sender,10,1,2,3,0.1,0,0,,,1,1,,1,2,3,4,2,,10,10,0.1,2,1", &r) == -1,
 	       "valid flag other than 0/1 rejected");
 	EXPECT(ovl_parse_row("sender,10,1,2,3", &r) == -1, "truncated row");
 	EXPECT(ovl_parse_row(",10,1,2,3,0.1,0,0,,,1,1,", &r) == -1, "no benchmark name");
@@ -359,6 +359,32 @@ static void test_eval_point(void)
 	EXPECT(p.nvalid == 10 && !p.reason && p.ratio == 0, "within the slack: %s %g",
 	       ovl_reason_name(p.reason), p.ratio);
 
+	/* the host took the vCPU away during the computation: its CPU time (under
+	 * emulation it includes that) is the round's T_comp, and the stretch cancels */
+	{
+		double cpu[10];
+
+		in.sub_lat0 = 1;
+		in.comp = 200;
+		ramp(seq, 10, 2 + 400 + 100, 0);	/* computation stretched to 400, then the transfer */
+		p = ovl_eval_point(&in);
+		EXPECT(!p.reason && NEAR(p.ratio, 3), "nominal T_comp: the host's share reads as overhead (%g)",
+		       p.ratio);
+		ramp(cpu, 10, 400, 0);
+		in.cpu = cpu;
+		p = ovl_eval_point(&in);
+		EXPECT(!p.reason && NEAR(p.ratio, 1) && NEAR(p.tcomp, 400),
+		       "measured T_comp: serialized reads 1 (%g), T_comp %g", p.ratio, p.tcomp);
+		ramp(seq, 10, 2 + 401, 0);		/* overlapped inside the stretched computation */
+		p = ovl_eval_point(&in);
+		EXPECT(!p.reason && p.ratio < 0.02, "measured T_comp: overlap reads 0 (%g)", p.ratio);
+		cpu[3] = NAN;				/* a round without its measure: nominal */
+		ramp(seq, 10, 2 + 400 + 100, 0);
+		p = ovl_eval_point(&in);
+		EXPECT(!p.reason && NEAR(p.ratio, 1), "median unaffected by one nominal round (%g)", p.ratio);
+		in.cpu = NULL;
+	}
+
 	/* missing references */
 	in.tcomm.q1 = NAN;
 	p = ovl_eval_point(&in);
@@ -410,9 +436,10 @@ static void test_csv_roundtrip(void)
 	w.rounds = 10;
 	w.ratio_raw = -0.143;
 	w.lat0 = 1.625;
+	w.tcomp_cpu = 731.5;
 	ovl_format_row(line, sizeof(line), &w);
 	EXPECT(!strcmp(line, "receiver,1048576,724.077,700.500,600.250,,0,3,650.50,,12.5,590.000,,"
-			     "595.000,610.000,,,0,negative,9,10,-0.143,1.625\n"), "written: %s", line);
+			     "595.000,610.000,,,0,negative,9,10,-0.143,1.625,731.500\n"), "written: %s", line);
 	EXPECT(!ovl_parse_row(line, &r), "read back");
 	EXPECT(!strcmp(r.bench, w.bench) && r.size == w.size && NEAR(r.comp, w.comp) &&
 	       NEAR(r.tcomm, w.tcomm) && NEAR(r.tmeas, w.tmeas) && isnan(r.ratio) && r.errors == 3 &&
@@ -420,16 +447,18 @@ static void test_csv_roundtrip(void)
 	       NEAR(r.tmeas_q1, 595) && NEAR(r.tmeas_q3, 610) && isnan(r.ratio_q3),
 	       "the measurement fields");
 	EXPECT(!r.valid && !strcmp(r.reason, "negative") && r.rounds_valid == 9 && r.rounds == 10 &&
-	       NEAR(r.ratio_raw, -0.143) && NEAR(r.lat0, 1.625), "the validity fields");
+	       NEAR(r.ratio_raw, -0.143) && NEAR(r.lat0, 1.625) && NEAR(r.tcomp_cpu, 731.5),
+	       "the validity fields");
 
 	w.valid = 1;
 	w.reason[0] = 0;
 	w.ratio = 0.071;
 	w.rounds_valid = w.rounds = -1;	/* not recorded */
-	w.ratio_raw = w.lat0 = NAN;
+	w.ratio_raw = w.lat0 = w.tcomp_cpu = NAN;
 	ovl_format_row(line, sizeof(line), &w);
 	EXPECT(!ovl_parse_row(line, &r) && r.valid && !r.reason[0] && NEAR(r.ratio, 0.071) &&
-	       r.rounds == -1 && r.rounds_valid == -1 && isnan(r.lat0), "valid row: %s", line);
+	       r.rounds == -1 && r.rounds_valid == -1 && isnan(r.lat0) && isnan(r.tcomp_cpu),
+	       "valid row: %s", line);
 	for (int k = OVL_OK; k < OVL_NREASONS; k++)
 		EXPECT(ovl_reason_parse(ovl_reason_name(k)) == k, "reason %d by name", k);
 	EXPECT(ovl_reason_parse("busy") == -1, "unknown reason");
@@ -480,11 +509,11 @@ static void write_csv(const char *path, const char *rdv1, const char *rdv2)
 	FILE *f = fopen(path, "w");
 
 	fprintf(f, "%s\n", OVL_CSV_HEADER);
-	fprintf(f, "lat0,0,0,1.6,1.6,,0,0,,,5,1.2,,1.5,1.7,,,1,,200,200,,\n");
-	fprintf(f, "receiver,4096,10,10,15,0.5,0,0,,,1,1,,,,,,1,,10,10,0.5,1.6\n");
-	fprintf(f, "receiver,65536,10,10,%s,0,0,,,1,1,,,,,,1,,10,10,,1.6\n", rdv1);
-	fprintf(f, "receiver,65536,20,10,%s,0,0,,,1,1,,,,,,1,,10,10,,1.6\n", rdv2);
-	fprintf(f, "receiver,65536,40,10,30,,0,0,,,1,1,,,,,,0,negative,10,10,-3.300,1.6\n");
+	fprintf(f, "lat0,0,0,1.6,1.6,,0,0,,,5,1.2,,1.5,1.7,,,1,,200,200,,,\n");
+	fprintf(f, "receiver,4096,10,10,15,0.5,0,0,,,1,1,,,,,,1,,10,10,0.5,1.6,10\n");
+	fprintf(f, "receiver,65536,10,10,%s,0,0,,,1,1,,,,,,1,,10,10,,1.6,10\n", rdv1);
+	fprintf(f, "receiver,65536,20,10,%s,0,0,,,1,1,,,,,,1,,10,10,,1.6,20\n", rdv2);
+	fprintf(f, "receiver,65536,40,10,30,,0,0,,,1,1,,,,,,0,negative,10,10,-3.300,1.6,40\n");
 	fclose(f);
 }
 
