@@ -178,7 +178,7 @@ int kprog_chan_open(struct kprog_ep *ep, struct kprog_chan_open *co)
 		return -EOPNOTSUPP;
 	if (co->peer >= job->size || co->peer == ep->rank)
 		return -EINVAL;
-	if (!kprog_job_is_local(job, co->peer))
+	if (!kprog_job_is_local(job, co->peer) || job->net_only)
 		return -ENOTCONN;
 
 	mutex_lock(&kprog_chan_mutex);
@@ -461,6 +461,30 @@ int kprog_chan_drain_to(struct kprog_ep *ep, u32 dst)
 	}
 	kprog_chan_put(ch);
 	return err;
+}
+
+/**
+ * kprog_chan_flush_out() - hand a departing endpoint's records to the
+ *	kernel's matching before it leaves
+ * @ep: endpoint whose file is released, still in its job
+ *
+ * Records it wrote stay deliverable, like buffered eager messages; drained
+ * now, they reach receives its departure would otherwise fail, in order.
+ */
+void kprog_chan_flush_out(struct kprog_ep *ep)
+{
+	struct kprog_chan *ch;
+	unsigned long idx;
+
+	if (!ep->nr_chans)
+		return;
+	mutex_lock(&kprog_chan_mutex);
+	xa_for_each(&ep->chans, idx, ch) {
+		mutex_unlock(&kprog_chan_mutex);
+		kprog_chan_drain_to(ep, idx);
+		mutex_lock(&kprog_chan_mutex);
+	}
+	mutex_unlock(&kprog_chan_mutex);
 }
 
 /**

@@ -20,6 +20,7 @@ int kprog_chan_mmap(struct kprog_ep *ep, struct vm_area_struct *vma);
 int kprog_chan_drain(struct kprog_ep *ep, s32 peer);
 int kprog_chan_drain_to(struct kprog_ep *ep, u32 dst);
 int kprog_chan_kick(struct kprog_ep *ep, u32 rank);
+void kprog_chan_flush_out(struct kprog_ep *ep);
 void kprog_chan_depart(struct kprog_ep *ep);
 
 #endif /* _KPROG_CHAN_H */

@@ -3,6 +3,7 @@
  * kprog endpoints: allocation, references, and the wait for transfers
  * that still touch a departing endpoint's memory.
  */
+#include <linux/export.h>
 #include <linux/slab.h>
 #include <linux/printk.h>
 #include "ep.h"
@@ -63,6 +64,7 @@ void kprog_ep_put(struct kprog_ep *ep)
 {
 	kref_put(&ep->ref, kprog_ep_release);
 }
+EXPORT_SYMBOL_GPL(kprog_ep_put);
 
 /**
  * kprog_ep_quiesce() - wait until no transfer touches @ep's memory

@@ -15,6 +15,7 @@
 #include <linux/wait.h>
 #include <linux/atomic.h>
 #include <linux/xarray.h>
+#include <linux/timekeeping.h>
 #include "ring.h"
 
 struct kprog_job;
@@ -92,6 +93,22 @@ static inline void kprog_ep_get(struct kprog_ep *ep)
 }
 
 /**
+ * kprog_ep_put_not_last() - drop a reference unless it is the last one
+ * @ep: endpoint
+ *
+ * For callers that cannot sleep (a transport's softirq handler): the last
+ * reference frees the ring, so it must go through kprog_ep_put() where
+ * sleeping is allowed.
+ *
+ * Return: true when the reference was dropped; false when it is the last
+ * one, which the caller still holds.
+ */
+static inline bool kprog_ep_put_not_last(struct kprog_ep *ep)
+{
+	return refcount_dec_not_one(&ep->ref.refcount);
+}
+
+/**
  * kprog_ep_job() - the endpoint's job, or NULL before JOIN
  * @ep: endpoint
  *
@@ -138,6 +155,7 @@ static inline void kprog_ep_xfer_put(struct kprog_ep *ep)
  */
 static inline void kprog_ep_event(struct kprog_ep *ep)
 {
+	WRITE_ONCE(ep->ring.hdr->event_ns, ktime_get_ns());
 	WRITE_ONCE(ep->ring.hdr->events, atomic_inc_return(&ep->events));
 	wake_up(&ep->wq);
 }

@@ -13,15 +13,21 @@
 #include <linux/bitmap.h>
 #include <linux/cred.h>
 #include <linux/mutex.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
 #include "kprog.h"
 #include "job.h"
 #include "ep.h"
+#include "transport.h"
 
 static DEFINE_MUTEX(kprog_jobs_mutex);
 static DEFINE_HASHTABLE(kprog_jobs, 8);
 
 static void kprog_job_free(struct kprog_job *job)
 {
+	/* The network transport's module may go once no job uses it. */
+	if (job->net)
+		module_put(job->net->owner);
 	kvfree(job->peers);
 	bitmap_free(job->left);
 	kvfree(job->rank_node);
@@ -29,9 +35,16 @@ static void kprog_job_free(struct kprog_job *job)
 	kfree(job);
 }
 
+static void kprog_job_free_rcu(struct rcu_head *rcu)
+{
+	kprog_job_free(container_of(rcu, struct kprog_job, rcu));
+}
+
+/* Lookups under RCU may still see the job: free after a grace period. */
 static void kprog_job_release(struct kref *ref)
 {
-	kprog_job_free(container_of(ref, struct kprog_job, ref));
+	call_rcu(&container_of(ref, struct kprog_job, ref)->rcu,
+		 kprog_job_free_rcu);
 }
 
 /**
@@ -51,6 +64,7 @@ void kprog_job_put(struct kprog_job *job)
 {
 	kref_put(&job->ref, kprog_job_release);
 }
+EXPORT_SYMBOL_GPL(kprog_job_put);
 
 static struct kprog_job *kprog_job_find(u64 key)
 {
@@ -85,13 +99,16 @@ static struct kprog_job *kprog_job_create(const struct kprog_join *j,
 	job->shared = j->flags & KPROG_JOIN_SHARED;
 	job->size = j->size;
 	job->eager_limit = eager_limit;
+	job->net_only = j->flags & KPROG_JOIN_NET_ONLY;
 	if (map->nr_nodes) {
 		job->nr_nodes = map->nr_nodes;
 		job->self_node = map->self_node;
 		job->nodes = map->nodes;
 		job->rank_node = map->rank_node;
+		job->net = map->net;
 		map->nodes = NULL;
 		map->rank_node = NULL;
+		map->net = NULL;
 	} else {
 		job->nr_nodes = 1;
 	}
@@ -119,6 +136,86 @@ static bool kprog_job_same_map(const struct kprog_job *job,
 }
 
 /**
+ * kprog_job_lookup() - the job with @key on this node, referenced
+ * @key: job key (from the wire)
+ *
+ * Any context (RCU).
+ *
+ * Return: the job, or NULL; kprog_job_put() when done.
+ */
+struct kprog_job *kprog_job_lookup(u64 key)
+{
+	struct kprog_job *job, *found = NULL;
+
+	rcu_read_lock();
+	hash_for_each_possible_rcu(kprog_jobs, job, hnode, key) {
+		if (job->key == key && kref_get_unless_zero(&job->ref)) {
+			found = job;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+EXPORT_SYMBOL_GPL(kprog_job_lookup);
+
+/**
+ * kprog_job_for_each() - call @fn for every job on this node
+ * @fn: called with a referenced job, in process context, without the
+ *	registry lock; a non-zero return stops the walk
+ * @arg: its argument
+ *
+ * For a transport that lost a node: it fails the ranks of every job on it.
+ *
+ * Return: what @fn last returned.
+ */
+int kprog_job_for_each(int (*fn)(struct kprog_job *job, void *arg), void *arg)
+{
+	struct kprog_job **jobs, *job;
+	unsigned int n = 0, i, bkt;
+	int ret = 0;
+
+	mutex_lock(&kprog_jobs_mutex);
+	hash_for_each(kprog_jobs, bkt, job, hnode)
+		n++;
+	jobs = kvmalloc_array(n ?: 1, sizeof(*jobs), GFP_KERNEL);
+	if (!jobs) {
+		mutex_unlock(&kprog_jobs_mutex);
+		return -ENOMEM;
+	}
+	n = 0;
+	hash_for_each(kprog_jobs, bkt, job, hnode) {
+		kprog_job_get(job);
+		jobs[n++] = job;
+	}
+	mutex_unlock(&kprog_jobs_mutex);
+	for (i = 0; i < n; i++) {
+		if (!ret)
+			ret = fn(jobs[i], arg);
+		kprog_job_put(jobs[i]);
+	}
+	kvfree(jobs);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kprog_job_for_each);
+
+/**
+ * kprog_job_mark_left() - a rank on another node is gone for good
+ * @job: job
+ * @rank: a remote rank whose node a transport lost
+ *
+ * Receives posted for it afterwards fail at once; the caller then calls
+ * kprog_peer_gone() for what already waits.
+ */
+void kprog_job_mark_left(struct kprog_job *job, u32 rank)
+{
+	set_bit(rank, job->left);
+	/* Pairs with the lock-free test_bit() of receivers. */
+	smp_mb__after_atomic();
+}
+EXPORT_SYMBOL_GPL(kprog_job_mark_left);
+
+/**
  * kprog_job_is_local() - is @rank on this node?
  * @job: job
  * @rank: rank < job->size
@@ -129,6 +226,7 @@ bool kprog_job_is_local(const struct kprog_job *job, u32 rank)
 {
 	return !job->rank_node || job->rank_node[rank] == job->self_node;
 }
+EXPORT_SYMBOL_GPL(kprog_job_is_local);
 
 /**
  * kprog_job_join() - put a new endpoint into a job (KPROG_IOC_JOIN)
@@ -170,6 +268,7 @@ int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j,
 	} else {
 		if (j->size != job->size ||
 		    (j->eager_limit && j->eager_limit != job->eager_limit) ||
+		    !!(j->flags & KPROG_JOIN_NET_ONLY) != job->net_only ||
 		    !kprog_job_same_map(job, map)) {
 			err = -EINVAL;
 			goto out_unlock;
@@ -197,7 +296,7 @@ int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j,
 	spin_unlock_bh(&job->lock);
 
 	if (created)
-		hash_add(kprog_jobs, &job->hnode, job->key);
+		hash_add_rcu(kprog_jobs, &job->hnode, job->key);
 	else
 		kprog_job_get(job);
 	job->members++;
@@ -253,7 +352,7 @@ void kprog_job_leave_end(struct kprog_ep *ep)
 	job->peers[ep->rank].ep = NULL;
 	spin_unlock_bh(&job->lock);
 	if (!--job->members)
-		hash_del(&job->hnode);
+		hash_del_rcu(&job->hnode);
 	mutex_unlock(&kprog_jobs_mutex);
 }
 
@@ -272,7 +371,10 @@ void kprog_job_peer(struct kprog_job *job, u32 rank,
 	out->kind = p->kind;
 	out->node = p->node;
 	out->ep = NULL;
-	if (p->kind == KPROG_PEER_LOCAL) {
+	if (p->kind == KPROG_PEER_LOCAL && job->net_only) {
+		/* reached through the network transport, looping back */
+		out->kind = KPROG_PEER_REMOTE;
+	} else if (p->kind == KPROG_PEER_LOCAL) {
 		out->ep = p->ep;
 		kprog_ep_get(out->ep);
 	}
@@ -289,8 +391,14 @@ void kprog_job_peer(struct kprog_job *job, u32 rank,
  */
 struct kprog_ep *kprog_job_get_ep(struct kprog_job *job, u32 rank)
 {
-	struct kprog_peer_ref ref;
+	struct kprog_ep *ep = NULL;
 
-	kprog_job_peer(job, rank, &ref);
-	return ref.ep;
+	spin_lock_bh(&job->lock);
+	if (job->peers[rank].kind == KPROG_PEER_LOCAL) {
+		ep = job->peers[rank].ep;
+		kprog_ep_get(ep);
+	}
+	spin_unlock_bh(&job->lock);
+	return ep;
 }
+EXPORT_SYMBOL_GPL(kprog_job_get_ep);

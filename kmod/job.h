@@ -9,12 +9,14 @@
 #include <linux/types.h>
 #include <linux/list.h>
 #include <linux/kref.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/uidgid.h>
 #include <linux/kprog.h>
 
 struct kprog_ep;
 struct kprog_ring;
+struct kprog_transport;
 
 /**
  * enum kprog_peer_kind - how a rank of a job is reached from this node
@@ -59,11 +61,14 @@ struct kprog_peer_ref {
 
 /**
  * struct kprog_job - a job on this node
- * @hnode: in the job registry, under the registry mutex
+ * @hnode: in the job registry, under the registry mutex (RCU readers)
+ * @rcu: frees the job after lookups that may still see it
  * @ref: one per endpoint that ever joined, plus one per holder
  * @key: the job key all ranks agreed on
  * @owner: effective uid of the creator
  * @shared: created with KPROG_JOIN_SHARED
+ * @net_only: created with KPROG_JOIN_NET_ONLY: other local ranks are
+ *	reached through the network transport too (testing on one node)
  * @size: ranks in the job (all nodes)
  * @eager_limit: eager limit of the job in bytes
  * @members: endpoints joined on this node, under the registry mutex
@@ -71,16 +76,22 @@ struct kprog_peer_ref {
  * @nr_nodes: entries in @nodes (1 for a job on one node)
  * @nodes: address of each node of the job (unused entries zero)
  * @rank_node: node index of each rank, or NULL: every rank on this node
+ * @net: the network transport that reaches its other nodes (or, with
+ *	@net_only, its other ranks), its module referenced until the job is
+ *	freed; NULL for a job on this node only
  * @lock: protects @peers; a leaf lock, taken with spin_lock_bh()
- * @left: ranks of this node that left; atomic bitops, read locklessly
+ * @left: ranks of this node that left, and ranks of lost nodes; atomic
+ *	bitops, read locklessly
  * @peers: the rank table
  */
 struct kprog_job {
 	struct hlist_node hnode;
+	struct rcu_head rcu;
 	struct kref ref;
 	u64 key;
 	kuid_t owner;
 	bool shared;
+	bool net_only;
 	u32 size;
 	u32 eager_limit;
 	u32 members;
@@ -88,6 +99,7 @@ struct kprog_job {
 	u32 nr_nodes;
 	struct kprog_node_addr *nodes;
 	u32 *rank_node;
+	const struct kprog_transport *net;
 	spinlock_t lock;	/* @peers */
 	unsigned long *left;
 	struct kprog_peer *peers;
@@ -99,12 +111,15 @@ struct kprog_job {
  * @self_node: this node's index
  * @nodes: node addresses (kernel copy), NULL when @nr_nodes is 0
  * @rank_node: node of each rank (kernel copy, job size entries)
+ * @net: the network transport (module referenced) when the job needs one;
+ *	passes to the job if it is created, else stays with the caller
  */
 struct kprog_job_nodes {
 	u32 nr_nodes;
 	u32 self_node;
 	struct kprog_node_addr *nodes;
 	u32 *rank_node;
+	const struct kprog_transport *net;
 };
 
 int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j,
@@ -112,6 +127,9 @@ int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j,
 void kprog_job_leave_begin(struct kprog_ep *ep);
 void kprog_job_leave_end(struct kprog_ep *ep);
 struct kprog_ep *kprog_job_get_ep(struct kprog_job *job, u32 rank);
+struct kprog_job *kprog_job_lookup(u64 key);
+int kprog_job_for_each(int (*fn)(struct kprog_job *job, void *arg), void *arg);
+void kprog_job_mark_left(struct kprog_job *job, u32 rank);
 void kprog_job_peer(struct kprog_job *job, u32 rank,
 		    struct kprog_peer_ref *out);
 bool kprog_job_is_local(const struct kprog_job *job, u32 rank);
@@ -119,13 +137,15 @@ void kprog_job_get(struct kprog_job *job);
 void kprog_job_put(struct kprog_job *job);
 
 /**
- * kprog_job_rank_left() - has a rank of this node left the job?
+ * kprog_job_rank_left() - has a rank left the job (or its node been lost)?
  * @job: job
  * @rank: rank < job->size
  *
- * Lockless; pairs with the barrier in kprog_job_leave_begin().
+ * Lockless; pairs with the barriers in kprog_job_leave_begin() and
+ * kprog_peer_gone().
  *
- * Return: true once the rank's endpoint began to leave.
+ * Return: true once the rank's endpoint began to leave, or its node was
+ * lost.
  */
 static inline bool kprog_job_rank_left(const struct kprog_job *job, u32 rank)
 {

@@ -87,12 +87,18 @@ static int kprog_open(struct inode *inode, struct file *file)
 static int kprog_release(struct inode *inode, struct file *file)
 {
 	struct kprog_ep *ep = file->private_data;
+	struct kprog_job *job = kprog_ep_job(ep);
 
-	if (kprog_ep_job(ep)) {
+	if (job) {
+		/* Our channel records are messages already sent: deliver them. */
+		kprog_chan_flush_out(ep);
 		/* Nothing new reaches us, then nothing of us stays queued. */
 		kprog_job_leave_begin(ep);
 		kprog_depart(ep);
 		kprog_chan_depart(ep);
+		/* Other nodes may hold our messages or wait for us. */
+		if (job->net && job->net->rank_left)
+			job->net->rank_left(job, ep->rank);
 		kprog_job_leave_end(ep);
 		kprog_ep_quiesce(ep);
 	}
@@ -104,6 +110,22 @@ static void kprog_map_free(struct kprog_job_nodes *map)
 {
 	kfree(map->nodes);
 	kvfree(map->rank_node);
+	if (map->net)
+		kprog_xport_net_put(map->net);
+}
+
+/* Does the job reach some rank through the network transport? */
+static bool kprog_map_needs_net(const struct kprog_join *j,
+				const struct kprog_job_nodes *map)
+{
+	u32 r;
+
+	if (j->flags & KPROG_JOIN_NET_ONLY)
+		return true;
+	for (r = 0; map->nr_nodes && r < j->size; r++)
+		if (map->rank_node[r] != map->self_node)
+			return true;
+	return false;
 }
 
 /* Copies and checks the node map of a JOIN; all zero: one node. */
@@ -156,8 +178,13 @@ static int kprog_join_check(struct kprog_join *j)
 {
 	if (j->abi_version != KPROG_ABI_VERSION)
 		return -EPROTONOSUPPORT;
-	if (j->flags & ~KPROG_JOIN_SHARED)
+	if (j->flags & ~(KPROG_JOIN_SHARED | KPROG_JOIN_NET_ONLY))
 		return -EINVAL;
+	if ((j->flags & KPROG_JOIN_NET_ONLY) && !j->nr_nodes)
+		return -EINVAL;	/* the node map names this node's address */
+	if ((j->flags & KPROG_JOIN_NET_ONLY) &&
+	    !(kprog_xport_mask() & KPROG_XPORT_IB))
+		return -EHOSTUNREACH;
 	if (!j->size)
 		return -EINVAL;
 	if (j->size > kprog_max_job_size)
@@ -193,6 +220,14 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 	err = kprog_map_import(&j, &map);
 	if (err)
 		goto out_map;
+	if (kprog_map_needs_net(&j, &map)) {
+		/* The job keeps the transport's module until it is freed. */
+		map.net = kprog_xport_net_get();
+		if (!map.net) {
+			err = -EHOSTUNREACH;
+			goto out_map;
+		}
+	}
 	err = kprog_ring_alloc(&ring, kprog_ring_entries, j.size);
 	if (err)
 		goto out_map;
@@ -231,8 +266,15 @@ static long kprog_ioc_info(void __user *uarg)
 		.max_chans = kprog_max_chans,
 	};
 
+	const struct kprog_transport *net = kprog_xport_net_get();
+
 	if (kprog_fast_limit)
 		info.features |= KPROG_FEAT_FASTPATH;
+	if (net) {
+		if (net->local_addr && net->local_addr(&info.node_addr))
+			memset(&info.node_addr, 0, sizeof(info.node_addr));
+		kprog_xport_net_put(net);
+	}
 
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
@@ -530,6 +572,8 @@ static void __exit kprog_exit(void)
 	kprog_xport_exit();
 	kprog_eager_exit();
 	kprog_op_exit();
+	/* Jobs are freed after a grace period, by code of this module. */
+	rcu_barrier();
 	kprog_msg_exit();
 	kprog_ep_exit();
 }

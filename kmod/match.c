@@ -19,6 +19,7 @@
  * Eager messages stay deliverable after their sender has gone; rendezvous
  * messages of a departed sender are withdrawn.
  */
+#include <linux/export.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
 #include "kprog.h"
@@ -103,6 +104,7 @@ int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg)
 	kprog_ep_event(dst);
 	return 0;
 }
+EXPORT_SYMBOL_GPL(kprog_arrive);
 
 /* Under ep->mlock: take @msg out of a queue for a receive. */
 static void kprog_take_msg(struct kprog_ep *ep, struct kprog_msg *msg)
@@ -329,7 +331,9 @@ static void kprog_fail_recv(struct kprog_op *rop, s32 source, int err)
  * @err, its unmatched rendezvous messages are withdrawn (its sender is
  * told through &kprog_transport.fin), rendezvous messages of it taken by
  * a dequeuing probe are marked so that their receive fails, and blocked
- * probes are woken. Eager messages stay deliverable.
+ * probes are woken. Eager messages stay deliverable. A rank on a lost
+ * node is marked left for good, so that later receives naming it fail
+ * at once instead of waiting forever.
  *
  * Process context (takes endpoint references).
  */
@@ -342,6 +346,12 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err)
 	LIST_HEAD(mq);
 	u32 r;
 
+	if (!kprog_job_is_local(job, rank)) {
+		/* Later receives and probes naming it fail, as for a local one. */
+		set_bit(rank, job->left);
+		/* Pairs with the lock-free test_bit() of receivers. */
+		smp_mb__after_atomic();
+	}
 	for (r = 0; r < job->size; r++) {
 		if (r == rank || !kprog_job_is_local(job, r))
 			continue;
@@ -382,6 +392,7 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err)
 		cond_resched();
 	}
 }
+EXPORT_SYMBOL_GPL(kprog_peer_gone);
 
 /**
  * kprog_depart() - take a departing endpoint out of matching

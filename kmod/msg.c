@@ -2,6 +2,7 @@
 /*
  * kprog messages: allocation and release.
  */
+#include <linux/export.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/printk.h>
@@ -29,6 +30,7 @@ struct kprog_msg *kprog_msg_alloc(const struct kprog_env *env, gfp_t gfp)
 	msg->env = *env;
 	return msg;
 }
+EXPORT_SYMBOL_GPL(kprog_msg_alloc);
 
 /**
  * kprog_msg_alloc_data() - room for an eager payload of env.len bytes
@@ -44,6 +46,7 @@ int kprog_msg_alloc_data(struct kprog_msg *msg, gfp_t gfp)
 	msg->data = kvmalloc(msg->env.len, gfp);
 	return msg->data ? 0 : -ENOMEM;
 }
+EXPORT_SYMBOL_GPL(kprog_msg_alloc_data);
 
 /**
  * kprog_msg_free() - release a message that left every queue
@@ -59,6 +62,7 @@ void kprog_msg_free(struct kprog_msg *msg)
 	kfree(msg);
 	atomic_dec(&kprog_live_msgs);
 }
+EXPORT_SYMBOL_GPL(kprog_msg_free);
 
 /**
  * kprog_msg_exit() - report messages still alive at unload

@@ -4,6 +4,7 @@
  * max_iov_total), the owner's list of pending operations, references and
  * the deferred free.
  */
+#include <linux/export.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -56,6 +57,7 @@ void kprog_op_get(struct kprog_op *op)
 {
 	refcount_inc(&op->ref);
 }
+EXPORT_SYMBOL_GPL(kprog_op_get);
 
 /**
  * kprog_op_put() - drop an operation reference
@@ -76,6 +78,7 @@ void kprog_op_put(struct kprog_op *op)
 	if (llist_add(&op->fnode, &kprog_op_free_list))
 		queue_work(kprog_op_free_wq, &kprog_op_free_item);
 }
+EXPORT_SYMBOL_GPL(kprog_op_put);
 
 /**
  * kprog_op_charge() - take a max_ops slot and @iov_entries entries

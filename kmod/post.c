@@ -124,7 +124,7 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 		if (err)
 			goto out;
 	}
-	xport = kprog_xport_for(&peer);
+	xport = kprog_xport_for(job, &peer);
 	if (!xport) {
 		err = peer.kind == KPROG_PEER_REMOTE ? -EHOSTUNREACH :
 						       -ECONNRESET;

@@ -5,6 +5,7 @@
  */
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
+#include <linux/timekeeping.h>
 #include "ring.h"
 
 /**
@@ -73,6 +74,7 @@ void kprog_ring_write(struct kprog_ring *ring, const struct kprog_cqe *cqe)
 {
 	ring->cqes[ring->tail & (ring->entries - 1)] = *cqe;
 	ring->tail++;
+	WRITE_ONCE(ring->hdr->event_ns, ktime_get_ns());
 	/* Slot contents before the index; pairs with user space's acquire. */
 	smp_store_release(&ring->hdr->tail, ring->tail);
 }

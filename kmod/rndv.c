@@ -17,6 +17,7 @@
  * completion handler, never from a call of the application. Transfers of
  * eager messages (eager.c) end in kprog_xfer_done() too.
  */
+#include <linux/export.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
 #include "kprog.h"
@@ -145,6 +146,7 @@ void kprog_xfer_done(struct kprog_xfer *x, u64 bytes, int err)
 	kprog_msg_free(msg);
 	kfree(x);
 }
+EXPORT_SYMBOL_GPL(kprog_xfer_done);
 
 /**
  * kprog_xfer_aborted() - should a transfer in progress stop?
@@ -159,6 +161,7 @@ bool kprog_xfer_aborted(const struct kprog_xfer *x)
 {
 	return kprog_ep_gone(x->rop->owner);
 }
+EXPORT_SYMBOL_GPL(kprog_xfer_aborted);
 
 /**
  * kprog_send_done() - complete a rendezvous send on the sender's side
@@ -178,6 +181,7 @@ void kprog_send_done(struct kprog_op *sop, const struct kprog_env *env,
 	kprog_cqe_fill(&c, sop->req_id, env->dst, env->tag, bytes, err);
 	kprog_op_complete(sop, &c);
 }
+EXPORT_SYMBOL_GPL(kprog_send_done);
 
 /**
  * kprog_msg_drop() - release a message that will never be received
@@ -190,3 +194,4 @@ void kprog_msg_drop(struct kprog_msg *msg, int err)
 		msg->xport->fin(msg, 0, err);
 	kprog_msg_free(msg);
 }
+EXPORT_SYMBOL_GPL(kprog_msg_drop);

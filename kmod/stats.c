@@ -11,6 +11,7 @@
 #include "stats.h"
 
 DEFINE_PER_CPU(struct kprog_stats, kprog_stats);
+EXPORT_PER_CPU_SYMBOL_GPL(kprog_stats);
 
 const struct kprog_stat_desc kprog_stat_descs[KPROG_NR_STATS] = {
 	[KPROG_STAT_EVENTS] = { "events", KPROG_A_STAT_EVENTS },
@@ -23,6 +24,9 @@ const struct kprog_stat_desc kprog_stat_descs[KPROG_NR_STATS] = {
 	[KPROG_STAT_BYTES] = { "bytes", KPROG_A_STAT_BYTES },
 	[KPROG_STAT_WAKEUPS] = { "wakeups", KPROG_A_STAT_WAKEUPS },
 	[KPROG_STAT_COALESCED] = { "coalesced", KPROG_A_STAT_COALESCED },
+	[KPROG_STAT_NET_CQES] = { "net_cqes", KPROG_A_STAT_NET_CQES },
+	[KPROG_STAT_NET_DROPPED] = { "net_dropped", KPROG_A_STAT_NET_DROPPED },
+	[KPROG_STAT_NET_REG_BYTES] = { "net_reg_bytes", KPROG_A_STAT_NET_REG_BYTES },
 };
 
 /**

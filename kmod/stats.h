@@ -38,6 +38,15 @@
  *	completion (ring waiters) or by the interrupt source in wake mode
  * @KPROG_STAT_COALESCED: interrupt source fires that found their tasklet or
  *	work item still pending, so that no new run was queued
+ * @KPROG_STAT_NET_CQES: work completions (sends, receives, registrations,
+ *	READs) handled by the network transport; each one's run is also
+ *	counted in the context it ran in (tasklet runs for softirq, work
+ *	items for a workqueue)
+ * @KPROG_STAT_NET_DROPPED: messages from the network dropped: malformed,
+ *	or not admitted (unknown job, a node that is not the sender's, a
+ *	rank not on this node)
+ * @KPROG_STAT_NET_REG_BYTES: bytes of send buffers registered for the
+ *	remote reads of rendezvous transfers
  * @KPROG_NR_STATS: number of counters
  */
 enum kprog_stat {
@@ -51,6 +60,9 @@ enum kprog_stat {
 	KPROG_STAT_BYTES,
 	KPROG_STAT_WAKEUPS,
 	KPROG_STAT_COALESCED,
+	KPROG_STAT_NET_CQES,
+	KPROG_STAT_NET_DROPPED,
+	KPROG_STAT_NET_REG_BYTES,
 	KPROG_NR_STATS,
 };
 

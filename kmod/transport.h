@@ -29,6 +29,8 @@ struct kprog_ep;
 struct kprog_op;
 struct kprog_job;
 struct kprog_peer_ref;
+struct kprog_node_addr;
+struct module;
 
 /* Feature flags of a transport (as Open MPI's smsc component flags). */
 #define KPROG_XF_REQUIRE_REGISTRATION	BIT(0)	/* get_handle first */
@@ -54,6 +56,10 @@ struct kprog_xfer {
 /**
  * struct kprog_transport - a way of reaching peers and moving their data
  * @name: short name for messages
+ * @owner: the module that provides a network transport (THIS_MODULE), or
+ *	NULL for one built into kprog.ko; every job that reaches ranks
+ *	through it holds a reference on it (kprog_xport_net_get()), so the
+ *	module stays until the last such job is gone
  * @features: KPROG_XF_*
  * @init: called once at module load; may sleep. Optional.
  * @exit: called once at unload after every endpoint is gone; must wait
@@ -79,9 +85,15 @@ struct kprog_xfer {
  *	moved, @err 0 or a negative errno; -ECONNRESET when the receiver
  *	left): tell the sender, release what @msg holds of the transport.
  *	Any context (called from kprog_xfer_done() and from departures).
+ * @rank_left: a local endpoint of @job, which has ranks reached through
+ *	this transport, left: tell the nodes that may hold its messages or
+ *	wait for it (they call kprog_peer_gone()). Process context. Optional.
+ * @local_addr: where other nodes reach this node's transport, for
+ *	KPROG_IOC_GET_INFO. Returns 0 or -ENODEV (no usable device). Optional.
  */
 struct kprog_transport {
 	const char *name;
+	struct module *owner;
 	u32 features;
 	int (*init)(void);
 	void (*exit)(void);
@@ -91,6 +103,8 @@ struct kprog_transport {
 	void (*put_handle)(struct kprog_op *sop);
 	int (*pull)(struct kprog_xfer *x, bool inline_ok);
 	void (*fin)(struct kprog_msg *msg, u64 bytes, int err);
+	void (*rank_left)(struct kprog_job *job, u32 rank);
+	int (*local_addr)(struct kprog_node_addr *addr);
 };
 
 /* ---- core entry points for transports (match.c, rndv.c) ---- */
@@ -104,8 +118,11 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err);
 
 /* ---- the registry (xport.c) ---- */
 
-const struct kprog_transport *kprog_xport_for(const struct kprog_peer_ref *peer);
+const struct kprog_transport *kprog_xport_for(const struct kprog_job *job,
+					      const struct kprog_peer_ref *peer);
 void kprog_xport_set_net(const struct kprog_transport *xport);
+const struct kprog_transport *kprog_xport_net_get(void);
+void kprog_xport_net_put(const struct kprog_transport *xport);
 u32 kprog_xport_mask(void);
 int kprog_xport_init(void);
 void kprog_xport_exit(void);

@@ -3,7 +3,10 @@
  * kprog transport registry: which transports the module has, their
  * set-up and tear-down, and which one reaches a given peer.
  */
+#include <linux/export.h>
 #include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
 #include <linux/kprog.h>
 #include "job.h"
 #include "transport.h"
@@ -21,26 +24,70 @@ static const struct kprog_transport *kprog_net_xport;
  *
  * A transport calls it from its init or when its device appears or
  * leaves; JOIN refuses node maps with remote ranks while none is set.
+ * Removing it waits until no kprog_xport_net_get() can still be looking
+ * at the old one, so that its module may go once its jobs are gone.
+ * Process context.
  */
 void kprog_xport_set_net(const struct kprog_transport *xport)
 {
 	WRITE_ONCE(kprog_net_xport, xport);
+	if (!xport)
+		synchronize_rcu();
+}
+EXPORT_SYMBOL_GPL(kprog_xport_set_net);
+
+/**
+ * kprog_xport_net_get() - the network transport, its module referenced
+ *
+ * For a job that reaches ranks through it (JOIN) and for GET_INFO: the
+ * transport's module cannot be unloaded while the reference is held.
+ *
+ * Return: the transport, or NULL when there is none or its module is
+ * going away.
+ */
+const struct kprog_transport *kprog_xport_net_get(void)
+{
+	const struct kprog_transport *xport;
+
+	rcu_read_lock();
+	xport = READ_ONCE(kprog_net_xport);
+	if (xport && !try_module_get(xport->owner))
+		xport = NULL;
+	rcu_read_unlock();
+	return xport;
+}
+
+/**
+ * kprog_xport_net_put() - drop what kprog_xport_net_get() took
+ * @xport: its result (not NULL)
+ *
+ * Any context.
+ */
+void kprog_xport_net_put(const struct kprog_transport *xport)
+{
+	module_put(xport->owner);
 }
 
 /**
  * kprog_xport_for() - the transport that reaches a peer
+ * @job: the peer's job
  * @peer: a snapshot from kprog_job_peer()
+ *
+ * A remote peer is reached through the network transport the job holds
+ * (&kprog_job.net), while one is installed: a transport whose device went
+ * away stops carrying new messages.
  *
  * Return: the transport, or NULL when the peer is not reachable (a local
  * rank that is not joined, or another node with no network transport).
  */
-const struct kprog_transport *kprog_xport_for(const struct kprog_peer_ref *peer)
+const struct kprog_transport *kprog_xport_for(const struct kprog_job *job,
+					      const struct kprog_peer_ref *peer)
 {
 	switch (peer->kind) {
 	case KPROG_PEER_LOCAL:
 		return &kprog_xport_shm;
 	case KPROG_PEER_REMOTE:
-		return READ_ONCE(kprog_net_xport);
+		return READ_ONCE(kprog_net_xport) ? job->net : NULL;
 	default:
 		return NULL;
 	}

@@ -250,8 +250,24 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 		return 0;
 	}
 	pl = kp_dir_reserve(&p->tx, (uint32_t)bytes, c->ctx, tag);
-	if (!pl) {
+	if (!pl && kp.full_wait_ns > 0) {
+		/*
+		 * Full: a receiver that is taking records makes room within
+		 * microseconds; one that computes does not, and then the kernel
+		 * path buffers the message instead (after draining the channel).
+		 */
+		uint64_t t0 = kp_now_ns();
+
 		fstats.full++;
+		unsigned int n = 0;
+
+		do {
+			kp_progress();
+			pl = kp_dir_reserve(&p->tx, (uint32_t)bytes, c->ctx, tag);
+		} while (!pl && ((++n & 15) || kp_now_ns() - t0 < (uint64_t)kp.full_wait_ns));
+	}
+	if (!pl) {
+		fstats.full_fallback++;
 		kp_layout_put(l);
 		return 0;
 	}
@@ -262,7 +278,9 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 	fstats.sent++;
 	/* The record before the flag: pairs with the receiver's fence. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&p->tx.h->waiting, __ATOMIC_RELAXED)) {
+	/* One kick per sleep: the first sender to see the flag takes it. */
+	if (__atomic_load_n(&p->tx.h->waiting, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&p->tx.h->waiting, 0, __ATOMIC_ACQ_REL)) {
 		uint32_t r = (uint32_t)w;
 
 		fstats.kicks++;
@@ -322,6 +340,33 @@ void kp_fast_to_kernel(void)
 	}
 }
 
+/*
+ * The kernel holds unexpected messages: move user-posted receives to it,
+ * oldest first, only until it holds none. A prefix moves, so the kernel's
+ * receives stay older than ours; each moved receive takes the message the
+ * kernel's matching gives it. Usually the held messages are those a full
+ * channel pushed through the kernel, and the rest of a window of receives
+ * stays here.
+ */
+static void to_kernel_while_held(void)
+{
+	struct kp_req *r;
+
+	while ((r = uhead) && __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE)) {
+		upost_unlink(r);
+		r->state = RS_INACTIVE;
+		fstats.to_kernel++;
+		if (kp_post_kernel(r) != MPI_SUCCESS) {
+			struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1,
+						 .tag = r->tag, .error = -ENOMEM };
+
+			r->state = RS_ACTIVE;
+			kp_complete(r, &cqe);
+		}
+		kp_ring_drain();
+	}
+}
+
 /* ---- receives ---- */
 
 /* Does record rec of world rank w match receive envelope (ctx, source, tag)? */
@@ -346,8 +391,10 @@ static int find_rec(int w, uint32_t ctx, int tag, struct kprog_chan_rec **out)
 
 	if (p->state != PEER_MAPPED || p->broken)
 		return held(w) || p->broken ? KERNEL : NONE;
+	cons = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);	/* before prod */
 	prod = kp_dir_prod(&p->rx);
-	cons = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);
+	if (prod - cons > (uint64_t)p->rx.mask + 1)
+		return KERNEL;	/* garbage indices: let the kernel judge */
 	/*
 	 * Records past the last poll were not matched against the receives
 	 * posted here yet: an older one of those may want them first.
@@ -394,6 +441,7 @@ static bool take_rec(struct kprog_chan_rec *rec, int w, struct kp_comm *c, void 
 
 	if (!kp_rec_take(rec))
 		return false;
+	kp.activity++;
 	*err = unpack_from(kp_rec_payload(rec), rec->len, buf, count, type, &got);
 	status_fill(st, c, w, rec->tag, got, *err);
 	kp_rec_done(rec);
@@ -449,6 +497,74 @@ int kp_fast_recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type,
 	if (source == MPI_PROC_NULL)
 		return 0;
 	return recv_now(c, buf, count, type, source, tag, st, err);
+}
+
+/*
+ * Directed polling for a blocking receive from one source with nothing
+ * else posted here: look at that source's channel only, for at most the
+ * spin limit, with no request object. 0: use the general path (something
+ * arrived through the kernel, or the limit passed).
+ */
+int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
+		      int tag, MPI_Status *st, int *err)
+{
+	struct kprog_chan_rec *rec;
+	unsigned int n;
+	uint64_t t0;
+	uint32_t ev;
+	int w;
+
+	if (!fast_on || source < 0 || uhead || kp_deferred_recvs())
+		return 0;
+	w = c->c2w[source];
+	if (peers[w].state != PEER_MAPPED)
+		return 0;
+	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
+	t0 = kp_now_ns();
+	for (n = 0;; n++) {
+		switch (find_rec(w, c->ctx, tag, &rec)) {
+		case FOUND:
+			if (!take_rec(rec, w, c, buf, count, type, st, err))
+				continue;
+			kp_spin_record(&kp.spin, kp_now_ns() - t0, false);
+			return 1;
+		case KERNEL:
+			return 0;
+		default:
+			break;
+		}
+		if (__atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE) != ev)
+			return 0;
+		/* no PAUSE, a clock read every 16th poll: see kp_wait_step() */
+		if (!(n & 15) && kp_now_ns() - t0 >= kp.spin.limit_ns)
+			return 0;
+	}
+}
+
+void kp_fast_dump(void)
+{
+	const struct kp_req *r;
+	int i, n = 0;
+
+	if (!fast_on)
+		return;
+	kp_logf("ring events %u unexp %u chan_gen %u; receives posted here:",
+		kp.ring->events, kp.ring->unexp, kp.ring->chan_gen);
+	for (r = uhead; r && n < 8; r = r->unext, n++)
+		kp_logf("  user-posted ctx %u source %d tag %d cap %llu", r->comm->ctx, r->peer,
+			r->tag, (unsigned long long)r->cap);
+	for (r = kp_kernel_recvs(), n = 0; r && n < 8; r = r->knext, n++)
+		kp_logf("  in the kernel ctx %u source %d tag %d", r->post.context, r->post.peer,
+			r->post.tag);
+	for (i = 0; i < nactive; i++) {
+		struct kp_peer *p = &peers[active[i]];
+
+		kp_logf("  rank %d: rx prod %llu cons %llu scan %llu held %u waiting %u; tx prod %llu cons %llu%s",
+			active[i], (unsigned long long)p->rx.h->prod,
+			(unsigned long long)p->rx.h->cons, (unsigned long long)p->scan,
+			held(active[i]), p->rx.h->waiting, (unsigned long long)p->tx.h->prod,
+			(unsigned long long)p->tx.h->cons, p->broken ? " broken" : "");
+	}
 }
 
 bool kp_fast_try_recv(struct kp_req *r)
@@ -552,11 +668,23 @@ static void poll_peer(int w)
 	struct kp_req *r;
 	bool ktaken = false;
 
+	uint64_t cons;
+
+	/*
+	 * cons before prod: a kernel drain may release records between the
+	 * two reads, and cons read after prod could then be past it.
+	 */
+	cons = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);
 	prod = kp_dir_prod(&p->rx);
 	p->seen_prod = prod;
 	if (p->scan == prod || p->broken)
 		return;
-	for (pos = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE); pos != prod; pos += size) {
+	if (prod - cons > (uint64_t)p->rx.mask + 1) {
+		p->broken = true;	/* the peer wrote garbage indices */
+		kp_fast_to_kernel();
+		return;
+	}
+	for (pos = cons; pos != prod; pos += size) {
 		rec = kp_dir_rec(&p->rx, pos, prod, &size);
 		if (!size) {
 			p->broken = true;
@@ -571,7 +699,7 @@ static void poll_peer(int w)
 			continue;
 		if (kp_kernel_recvs() && kernel_wants(rec->context, w, rec->tag)) {
 			chan_drain(w);	/* the kernel matches it, and the rest */
-			p->scan = kp_dir_prod(&p->rx);
+			p->scan = prod;	/* not past what the kernel saw */
 			return;
 		}
 		for (r = uhead; r; r = r->unext)
@@ -581,8 +709,9 @@ static void poll_peer(int w)
 		if (!r)
 			continue;	/* unexpected: it waits in the channel */
 		if (ktaken || held(w)) {
-			kp_fast_to_kernel();	/* older messages of w are in the kernel */
-			p->scan = kp_dir_prod(&p->rx);
+			/* older messages of w are (going) in the kernel */
+			to_kernel_while_held();
+			p->scan = pos;	/* look at this record again */
 			return;
 		}
 		deliver_upost(r, rec, w);
@@ -604,7 +733,7 @@ void kp_fast_poll(void)
 		seen_events = ev;
 		/* the kernel holds messages: let it match the user-posted receives */
 		if (uhead && __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE))
-			kp_fast_to_kernel();
+			to_kernel_while_held();
 		else if (uhead)
 			for (struct kp_req *r = uhead; r; r = r->unext)
 				if (r->peer != MPI_ANY_SOURCE &&

@@ -156,6 +156,7 @@ static void setup(int provided)
 	 */
 	kp_spin_init(&kp.spin, env_long("KPROG_SPIN_US", -1), env_long("KPROG_SPIN_MIN_US", 1),
 		     env_long("KPROG_SPIN_MAX_US", 1000), 50);
+	kp.full_wait_ns = env_long("KPROG_FULL_WAIT_US", 50) * 1000;
 	if (env_long("KPROG_DISABLE", 0) == 1) {
 		kp_log(1, "KPROG_DISABLE=1: passing everything through");
 		return;
@@ -255,11 +256,11 @@ int MPI_Finalize(void)
 		if (kp_fast_active()) {
 			const struct kp_fast_stats *f = kp_fast_stats();
 
-			kp_log(1, "fast path: sent %llu received %llu user-posted %llu moved to the kernel %llu drains %llu kicks %llu channel full %llu",
+			kp_log(1, "fast path: sent %llu received %llu user-posted %llu moved to the kernel %llu drains %llu kicks %llu channel full %llu (then through the kernel %llu)",
 			       (unsigned long long)f->sent, (unsigned long long)f->received,
 			       (unsigned long long)f->uposted, (unsigned long long)f->to_kernel,
 			       (unsigned long long)f->drains, (unsigned long long)f->kicks,
-			       (unsigned long long)f->full);
+			       (unsigned long long)f->full, (unsigned long long)f->full_fallback);
 		}
 		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu)",
 		       (unsigned long long)kp.spin.waits, (unsigned long long)kp.spin.slept,

@@ -413,7 +413,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 		MPI_Status st;
 
 		kp_progress();
-		if (kp_fast_recv_now(c, buf, count, type, source, tag, &st, &rc)) {
+		if (kp_fast_recv_now(c, buf, count, type, source, tag, &st, &rc) ||
+		    kp_fast_recv_spin(c, buf, count, type, source, tag, &st, &rc)) {
 			if (status != MPI_STATUS_IGNORE) {
 				st.MPI_ERROR = status->MPI_ERROR;	/* as Open MPI */
 				*status = st;

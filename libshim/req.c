@@ -182,6 +182,7 @@ void kp_status_copy(MPI_Status *dst, const struct kp_req *r, bool with_error)
 
 void kp_complete_now(struct kp_req *r, int src, int tag, size_t bytes)
 {
+	kp.activity++;
 	r->status.MPI_SOURCE = src;
 	r->status.MPI_TAG = tag;
 	r->status.MPI_ERROR = MPI_SUCCESS;
@@ -193,6 +194,7 @@ void kp_complete_now(struct kp_req *r, int src, int tag, size_t bytes)
 
 void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 {
+	kp.activity++;
 	int src = cqe->source;
 	bool cancelled = (cqe->flags & KPROG_CQE_CANCELLED) || cqe->error == -ECANCELED;
 

@@ -26,6 +26,8 @@ struct kp_state {
 	uint32_t ring_mask;
 	uint32_t max_iov, max_ops, eager_limit;
 	struct kp_spin spin;	/* how long blocking calls spin before sleeping */
+	uint64_t activity;	/* bumped by every completion: idle detection */
+	long full_wait_ns;	/* a send spins this long for channel room */
 	int verbose;
 };
 extern struct kp_state kp;
@@ -163,8 +165,12 @@ bool kp_outstanding_internal(void);
 /* ---- progress and waiting (progress.c) ---- */
 struct kp_wait {
 	uint64_t t0;		/* start of the wait, 0 before the first step */
-	bool slept;		/* it slept in the kernel at least once */
+	uint64_t last;		/* start of the current idle stretch */
+	uint64_t seen;		/* kp.activity at that point */
+	unsigned int polls;	/* idle steps, for reading the clock sparingly */
+	bool slept;		/* this idle stretch slept in the kernel */
 	bool kernel_work;	/* a kernel worker may need this CPU */
+	bool dumped;		/* the hang diagnostics were printed */
 };
 void kp_progress(void);			/* ring, deferred posts, fast path */
 void kp_progress_hook(bool on);		/* run kp_progress in opal_progress */
@@ -174,7 +180,7 @@ void kp_wait_one(struct kp_req *r);	/* until r is complete */
 
 /* ---- fast path (fast.c) ---- */
 struct kp_fast_stats {
-	uint64_t sent, received, uposted, to_kernel, drains, kicks, full;
+	uint64_t sent, received, uposted, to_kernel, drains, kicks, full, full_fallback;
 };
 void kp_fast_init(const struct kprog_info *info);
 void kp_fast_fini(void);
@@ -184,6 +190,9 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 		 int tag, int mode);	/* 1: sent and complete */
 int kp_fast_recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
 		     int tag, MPI_Status *st, int *err);	/* 1: received */
+int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
+		      int tag, MPI_Status *st, int *err);	/* ... polling its channel */
+void kp_fast_dump(void);		/* state for a wait that hangs */
 bool kp_fast_try_recv(struct kp_req *r);	/* completed r from a channel */
 bool kp_fast_upost(struct kp_req *r);	/* posted r in user space */
 void kp_fast_to_kernel(void);		/* user-posted receives -> kernel */

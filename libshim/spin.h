@@ -5,12 +5,14 @@
  * Spinning costs CPU time the kernel's workers may need; sleeping costs
  * a wake-up through the scheduler (microseconds on a server, hundreds of
  * microseconds under emulation) that a short exchange then pays in full.
- * The limit follows the waits this process has seen: a wait that ended
- * while spinning at t lets the limit grow to 2t; a wait that had to sleep
- * but ended within the longest spin we allow makes it grow (spinning
- * would have been cheaper than the wake-up); a wait that ran longer than
- * that makes it shrink towards the minimum, so a process whose peers
- * compute for long stretches sleeps almost at once. No MPI in here.
+ * The limit bounds one idle stretch (nothing completed, nothing arrived)
+ * and follows the stretches this process has seen: one that ended while
+ * spinning at t lets the limit grow to 2t; one that had to sleep but ended
+ * (by the kernel's time stamp of the event, without the wake-up) within
+ * the longest spin we allow makes it grow to twice its length (spinning
+ * would have been cheaper than the wake-up); one that ran longer than
+ * that halves it, towards the minimum, so a process whose peers compute
+ * for long stretches sleeps almost at once. No MPI in here.
  */
 #ifndef KPROG_SHIM_SPIN_H
 #define KPROG_SHIM_SPIN_H

@@ -131,6 +131,11 @@ static bool mix_init(struct mix *m, int n, MPI_Request *reqs)
 			m->nours++;
 	if (!m->nours)
 		return false;
+	for (i = 0; i < n; i++)
+		if (!kp_is_req(reqs[i]) && reqs[i] != MPI_REQUEST_NULL)
+			break;
+	if (i == n)
+		return true;	/* only ours (or NULL): no Open MPI subset to keep */
 	m->mem = malloc((size_t)n * (sizeof(int) * 2 + sizeof(MPI_Request) + sizeof(MPI_Status)) + 1);
 	if (!m->mem)
 		abort();
@@ -190,10 +195,13 @@ static int finish_all(struct mix *m, MPI_Request *reqs, MPI_Status *st, int subr
 	MPI_Status tmp;
 	MPI_Comm ec = MPI_COMM_NULL;
 	int i, j, err = MPI_SUCCESS, e;
-	int *errs = calloc((size_t)m->n + 1, sizeof(int));
+	int small[64];
+	int *errs = m->n <= 64 ? small : calloc((size_t)m->n + 1, sizeof(int));
 
 	if (!errs)
 		abort();
+	if (errs == small)
+		memset(small, 0, sizeof(small));
 	for (i = 0; i < m->n; i++) {
 		MPI_Status *s = st == MPI_STATUSES_IGNORE ? &tmp : &st[i];
 
@@ -228,7 +236,8 @@ static int finish_all(struct mix *m, MPI_Request *reqs, MPI_Status *st, int subr
 	if (err != MPI_SUCCESS && st != MPI_STATUSES_IGNORE)
 		for (i = 0; i < m->n; i++)
 			st[i].MPI_ERROR = errs[i];
-	free(errs);
+	if (errs != small)
+		free(errs);
 	if (err != MPI_SUCCESS && subrc == MPI_SUCCESS)
 		kp_err(ec, err);
 	return err;

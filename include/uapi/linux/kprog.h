@@ -48,6 +48,14 @@
  * EPROTONOSUPPORT; @size above the module's max_job_size with E2BIG.
  */
 #define KPROG_JOIN_SHARED	(1U << 0)
+/*
+ * KPROG_JOIN_NET_ONLY: reach the other ranks of this node through the
+ * network transport too (its loopback), as if each were on another node;
+ * for testing the transport on one machine. All joiners of a job on a
+ * node must agree (EINVAL); needs a node map and a network transport; the
+ * job gets no fast-path channels.
+ */
+#define KPROG_JOIN_NET_ONLY	(1U << 1)
 
 struct kprog_join {
 	__u32 abi_version;	/* in: KPROG_ABI_VERSION */
@@ -249,13 +257,17 @@ struct kprog_ring_hdr {
 	 * closes, or a peer kicks (KPROG_IOC_KICK); @chan_gen when a channel
 	 * opens or closes; @unexp counts the messages in the unexpected
 	 * queue. @src_offset locates @nr_src struct kprog_src, one per rank.
+	 * @event_ns is the CLOCK_MONOTONIC time of the last event or
+	 * completion: a process woken from KPROG_IOC_WAIT learns how long it
+	 * really waited, apart from the time the wake-up took.
 	 */
 	__u32 events;
 	__u32 chan_gen;
 	__u32 unexp;
 	__u32 src_offset;
 	__u32 nr_src;
-	__u32 __pad1[8];
+	__aligned_u64 event_ns;
+	__u32 __pad1[6];
 };
 
 #define KPROG_RING_CQES_OFFSET	128
@@ -322,7 +334,10 @@ struct kprog_info {
 	__u32 fast_limit;	/* largest fast-path message, 0 = none */
 	__u32 chan_bytes;	/* bytes of one channel direction */
 	__u32 max_chans;	/* channels one endpoint may open */
-	__u32 __reserved[9];
+	__u32 __reserved0;
+	/* with KPROG_XPORT_IB: where other nodes reach this one */
+	struct kprog_node_addr node_addr;
+	__u32 __reserved[2];
 };
 
 /*
@@ -334,7 +349,10 @@ struct kprog_info {
  * and tells where to map it: mmap(NULL, @bytes, PROT_READ | PROT_WRITE,
  * MAP_SHARED, fd, @offset). ENOTCONN: the peer is not an endpoint of this
  * node (yet or any more); EOPNOTSUPP: the fast path is off (fast_limit=0);
- * ENOSPC: one side has max_chans channels; EINVAL: a bad rank or self.
+ * ENOSPC: one side has max_chans channels; EINVAL: a bad rank or self;
+ * EBUSY: the peer still holds a closed channel with an earlier endpoint
+ * of this rank (a rank that left and joined again gets no new channel
+ * with it; messages go through the kernel).
  *
  * The region: struct kprog_chan_hdr, then at KPROG_CHAN_DATA_OFFSET the
  * data ring of direction 0 (lower rank to higher rank), then that of
@@ -517,6 +535,10 @@ enum kprog_genl_attr {
 	 * TASKLET_RUNS (or WORK_ITEMS) + COALESCED = HARDIRQ_RUNS
 	 */
 	KPROG_A_STAT_COALESCED,
+	/* per-CPU counters of the network transport (kprog_ib.ko), u64 */
+	KPROG_A_STAT_NET_CQES,		/* work completions handled */
+	KPROG_A_STAT_NET_DROPPED,	/* wire messages dropped */
+	KPROG_A_STAT_NET_REG_BYTES,	/* bytes registered for remote reads */
 	__KPROG_A_MAX,
 };
 

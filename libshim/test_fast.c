@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Native unit tests of the fast path's MPI-free parts: the channel record
+ * protocol as user space runs it (chan.c: reserve/publish, pad records at
+ * the ring's end, room, taking out of order, release of cons only past
+ * DONE and PAD records, a kernel-taken record, malformed records) and the
+ * adaptive spin policy (spin.c). Last line "N passed, N failed".
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "chan.h"
+#include "spin.h"
+#include "expect.h"
+
+EXPECT_COUNTERS;
+
+#define RING 4096
+
+struct region {
+	struct kprog_chan_open co;
+	void *mem;
+	struct kp_dir tx, rx;	/* both ends of direction 0 */
+};
+
+static void region_init(struct region *r, uint32_t max_msg)
+{
+	r->co = (struct kprog_chan_open){ .ring_bytes = RING, .max_msg = max_msg };
+	r->mem = aligned_alloc(4096, KPROG_CHAN_DATA_OFFSET + 2 * RING);
+	memset(r->mem, 0, KPROG_CHAN_DATA_OFFSET + 2 * RING);
+	kp_dir_init(&r->tx, r->mem, &r->co, 0);
+	kp_dir_init(&r->rx, r->mem, &r->co, 0);
+}
+
+static int put(struct region *r, uint32_t len, int tag)
+{
+	unsigned char *p = kp_dir_reserve(&r->tx, len, 7, tag);
+
+	if (!p)
+		return 0;
+	memset(p, tag & 0xff, len);
+	kp_dir_publish(&r->tx);
+	return 1;
+}
+
+/* The n-th record (0-based, pads skipped) from cons; NULL if none. */
+static struct kprog_chan_rec *nth(struct region *r, int n, uint64_t *pos_out)
+{
+	uint64_t pos = r->rx.h->cons, prod = kp_dir_prod(&r->rx), size;
+	struct kprog_chan_rec *rec;
+
+	for (; pos != prod; pos += size) {
+		rec = kp_dir_rec(&r->rx, pos, prod, &size);
+		if (!size)
+			return NULL;
+		if (rec->flags & KPROG_REC_PAD)
+			continue;
+		if (!n--) {
+			if (pos_out)
+				*pos_out = pos;
+			return rec;
+		}
+	}
+	return NULL;
+}
+
+static void test_records(void)
+{
+	struct region r;
+	struct kprog_chan_rec *rec;
+	int i, n = 0;
+
+	region_init(&r, 1024);
+	EXPECT(KPROG_CHAN_REC_SIZE(0) == 64, "empty record %llu bytes",
+	       (unsigned long long)KPROG_CHAN_REC_SIZE(0));
+	EXPECT(KPROG_CHAN_REC_SIZE(40) == 64, "40 bytes fit one line");
+	EXPECT(KPROG_CHAN_REC_SIZE(41) == 128, "41 bytes need two lines");
+	EXPECT(!kp_dir_reserve(&r.tx, 1025, 0, 0), "a record above max_msg is refused");
+
+	/* fill: 64 records of 40 bytes fill 4096 bytes exactly */
+	while (put(&r, 40, n))
+		n++;
+	EXPECT(n == RING / 64, "%d small records fit", n);
+	EXPECT(r.tx.h->msgs == (uint64_t)n && r.tx.h->bytes == (uint64_t)n * 40,
+	       "producer statistics %llu msgs %llu bytes", (unsigned long long)r.tx.h->msgs,
+	       (unsigned long long)r.tx.h->bytes);
+
+	/* take the third out of order: cons does not move */
+	rec = nth(&r, 2, NULL);
+	EXPECT(rec && rec->tag == 2 && rec->context == 7 && rec->len == 40, "third record");
+	EXPECT(kp_rec_take(rec), "NEW -> TAKEN");
+	EXPECT(!kp_rec_take(rec), "a taken record cannot be taken twice");
+	kp_rec_done(rec);
+	EXPECT(kp_dir_release(&r.rx) == 0, "cons stays behind a NEW record");
+	EXPECT(!put(&r, 40, 99), "still full");
+
+	/* the kernel took the first one: cons waits until it is DONE */
+	rec = nth(&r, 0, NULL);
+	rec->state = KPROG_REC_KTAKEN;
+	EXPECT(kp_dir_release(&r.rx) == 0, "cons stays behind a KTAKEN record");
+	rec->state = KPROG_REC_DONE;
+	EXPECT(kp_dir_release(&r.rx) == 64, "cons passes the first DONE record");
+	rec = nth(&r, 0, NULL);
+	EXPECT(rec && rec->tag == 1, "second record is now first");
+	EXPECT(kp_rec_take(rec), "take it");
+	kp_rec_done(rec);
+	EXPECT(kp_dir_release(&r.rx) == 3 * 64, "cons passes both DONE records");
+
+	/* room for 3 more; a larger record does not fit at the end: pad */
+	for (i = 0; i < 3; i++)
+		EXPECT(put(&r, 40, 100 + i), "refill %d", i);
+	EXPECT(!put(&r, 40, 200), "full again");
+	for (i = 0; i < 64; i++) {
+		rec = nth(&r, 0, NULL);
+		if (!rec)
+			break;
+		kp_rec_take(rec);
+		kp_rec_done(rec);
+		kp_dir_release(&r.rx);
+	}
+	EXPECT(r.rx.h->cons == r.tx.h->prod, "all released");
+	/* prod is at 4096 + 192: a 1024-byte record from offset 192 fits */
+	EXPECT(put(&r, 1000, 5), "a large record");
+	EXPECT(put(&r, 1000, 6), "another");
+	EXPECT(put(&r, 1000, 7), "another");
+	/* offset 192 + 3 * 1024 = 3264: 1024 more do not fit before 4096 */
+	EXPECT(!put(&r, 1000, 8), "no room for pad + record while the old ones stay");
+	rec = nth(&r, 0, NULL);
+	kp_rec_take(rec);
+	kp_rec_done(rec);
+	kp_dir_release(&r.rx);
+	EXPECT(put(&r, 1000, 8), "pad + record at the start after room was made");
+	{
+		uint64_t pos;
+
+		rec = nth(&r, 2, &pos);
+		EXPECT(rec && rec->tag == 8 && (pos & (RING - 1)) == 0,
+		       "the record after the pad starts the ring (tag %d)", rec ? rec->tag : -1);
+	}
+	/* a malformed length: the consumer sees size 0 */
+	rec = nth(&r, 0, NULL);
+	rec->len = 5000;
+	{
+		uint64_t size;
+
+		kp_dir_rec(&r.rx, r.rx.h->cons, kp_dir_prod(&r.rx), &size);
+		EXPECT(size == 0, "oversized record is malformed");
+		EXPECT(kp_dir_release(&r.rx) == r.rx.h->cons, "cons does not move over it");
+	}
+	free(r.mem);
+}
+
+static void test_spin(void)
+{
+	struct kp_spin s;
+
+	kp_spin_init(&s, 20, 1, 1000, 50);
+	EXPECT(s.fixed && s.limit_ns == 20000, "KPROG_SPIN_US fixes the limit");
+	kp_spin_record(&s, 5000000, true);
+	EXPECT(s.limit_ns == 20000, "a fixed limit does not adapt");
+
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	EXPECT(!s.fixed && s.limit_ns == 50000 && s.min_ns == 1000 && s.max_ns == 1000000,
+	       "adaptive: start 50 us in [1 us, 1 ms]");
+	kp_spin_record(&s, 10000, false);
+	EXPECT(s.limit_ns == 50000, "a short covered stretch keeps the limit");
+	kp_spin_record(&s, 40000, false);
+	EXPECT(s.limit_ns == 80000, "a covered stretch of t lifts the limit to 2t");
+	kp_spin_record(&s, 300000, true);
+	EXPECT(s.limit_ns == 600000, "a slept stretch within the maximum: 2t (%llu)",
+	       (unsigned long long)s.limit_ns);
+	kp_spin_record(&s, 900000, true);
+	EXPECT(s.limit_ns == 1000000, "clamped to the maximum");
+	kp_spin_record(&s, 50000000, true);
+	EXPECT(s.limit_ns == 500000, "a long stretch halves it");
+	for (int i = 0; i < 20; i++)
+		kp_spin_record(&s, 50000000, true);
+	EXPECT(s.limit_ns == 1000, "long stretches bring it to the minimum");
+	EXPECT(s.waits == 25 && s.slept == 23, "statistics %llu %llu",
+	       (unsigned long long)s.waits, (unsigned long long)s.slept);
+	kp_spin_init(&s, -1, 10, 5, 50);
+	EXPECT(s.min_ns == 10000 && s.max_ns == 10000 && s.limit_ns == 10000,
+	       "max below min and start outside are clamped");
+}
+
+int main(void)
+{
+	test_records();
+	test_spin();
+	return EXPECT_SUMMARY();
+}

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tests/kcore/mock_mm.c: user memory seen from the kernel (see mock.c). */
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <linux/err.h>
+#include <linux/mman.h>
+#include <linux/mmap_lock.h>
+#include <linux/tracepoint-defs.h>
+#include "mock.h"
+#include "mock_int.h"
+#include "runner.h"
+
+/* ---------------------------------------------------------------------
+ * User copies
+ *
+ * User pointers are the test's own pointers; the low MOCK_USER_MIN bytes,
+ * anything beyond a 47-bit address space and pages not mapped in the test
+ * process fault.
+ */
+bool mock_uaddr_bad(unsigned long a, unsigned long n)
+{
+	unsigned char vec[64];
+	unsigned long p, len;
+
+	if (a < MOCK_USER_MIN || a + n < a || a + n > (1UL << 47) - PAGE_SIZE)
+		return true;
+	/* mincore() fails with ENOMEM on a range that is not all mapped. */
+	for (p = a & PAGE_MASK; p < a + n; p += len) {
+		len = min(PAGE_ALIGN(a + n) - p, sizeof(vec) * PAGE_SIZE);
+		if (mincore((void *)p, len, vec))
+			return true;
+	}
+	return false;
+}
+
+unsigned long _copy_from_user(void *to, const void __user *from,
+			      unsigned long n)
+{
+	mock_might_sleep(CALLER, "copy_from_user()");
+	if (mock_check_error(&mock_copy_from_user_errors) ||
+	    mock_uaddr_bad((unsigned long)from, n)) {
+		memset(to, 0, n);	/* as the kernel does */
+		return n;
+	}
+	memcpy(to, (const void __force *)from, n);
+	return 0;
+}
+
+unsigned long _copy_to_user(void __user *to, const void *from,
+			    unsigned long n)
+{
+	mock_might_sleep(CALLER, "copy_to_user()");
+	if (mock_check_error(&mock_copy_to_user_errors) ||
+	    mock_uaddr_bad((unsigned long)to, n))
+		return n;
+	memcpy((void __force *)to, from, n);
+	return 0;
+}
+
+/* Called from the __put_user_N thunks (thunks.S). */
+long mock_put_user(void *ptr, unsigned long val, int size, void *caller);
+long mock_put_user(void *ptr, unsigned long val, int size, void *caller)
+{
+	mock_might_sleep(caller, "put_user()");
+	if (mock_check_error(&mock_copy_to_user_errors) ||
+	    mock_uaddr_bad((unsigned long)ptr, size))
+		return -EFAULT;
+	memcpy(ptr, &val, size);
+	return 0;
+}
+
+struct mock_gu {
+	long err;
+	unsigned long val;
+};
+
+/* Called from the __get_user_N thunks (thunks.S). */
+struct mock_gu mock_get_user(const void *ptr, int size, void *caller);
+struct mock_gu mock_get_user(const void *ptr, int size, void *caller)
+{
+	struct mock_gu r = { 0, 0 };
+
+	mock_might_sleep(caller, "get_user()");
+	if (mock_check_error(&mock_copy_from_user_errors) ||
+	    mock_uaddr_bad((unsigned long)ptr, size))
+		r.err = -EFAULT;
+	else
+		memcpy(&r.val, ptr, size);
+	return r;
+}
+
+/* check_copy_size(): a copy larger than the kernel object it fills. */
+void __copy_overflow(int size, unsigned long count)
+{
+	mock_fail_at(CALLER, "copy of %lu bytes into an object of %d",
+		     count, size);
+}
+
+void *memdup_user(const void __user *src, size_t len)
+{
+	void *p = mock_alloc(len, GFP_USER | __GFP_NOWARN, MOCK_KMALLOC,
+			     CALLER);
+
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	if (_copy_from_user(p, src, len)) {
+		mock_free(p, KFREE_KINDS, "kfree", CALLER);
+		return ERR_PTR(-EFAULT);
+	}
+	return p;
+}
+
+void __check_object_size(const void *ptr, unsigned long n, bool to_user)
+{
+}
+
+/* CONFIG_FORTIFY_SOURCE found a string or memory overflow. */
+void fortify_panic(const char *name)
+{
+	mock_fatal_at(CALLER, "fortify: buffer overflow in %s()", name);
+}
+
+/* ---------------------------------------------------------------------
+ * Address spaces and pages
+ *
+ * With page_offset_base 0, the kernel's page_address() of the fake page
+ * for user address A is A itself: kmap_local_page() of a pinned page maps
+ * the test's own buffer and a real copy moves real bytes. The fake struct
+ * pages are never dereferenced (they lie far outside the process).
+ */
+unsigned long page_offset_base;
+unsigned long vmemmap_base = 0x200000000000UL;
+
+struct page *mock_page_of(unsigned long uaddr)
+{
+	return (struct page *)(vmemmap_base +
+			       (uaddr >> PAGE_SHIFT) * sizeof(struct page));
+}
+
+static bool mock_page_ok(const struct page *page)
+{
+	unsigned long p = (unsigned long)page;
+
+	return p >= vmemmap_base && !((p - vmemmap_base) % sizeof(*page));
+}
+
+void __mmdrop(struct mm_struct *mm)
+{
+	mock_fail_at(CALLER, "mm_count of mm %p fell to 0: mmdrop() without mmgrab()",
+		     mm);
+}
+
+void mmput(struct mm_struct *mm)
+{
+	mock_might_sleep(CALLER, "mmput()");
+	if (atomic_dec_return(&mm->mm_users) < 0)
+		mock_fail_at(CALLER, "mmput() of mm %p without a user", mm);
+}
+
+long pin_user_pages_remote(struct mm_struct *mm, unsigned long start,
+			   unsigned long nr_pages, unsigned int gup_flags,
+			   struct page **pages, struct vm_area_struct **vmas,
+			   int *locked)
+{
+	unsigned long i, n = nr_pages;
+
+	mock_might_sleep(CALLER, "pin_user_pages_remote()");
+	if (atomic_read(&mm->mm_users) <= 0)
+		mock_fail_at(CALLER, "pin_user_pages_remote() on mm %p without mmget()",
+			     mm);
+	if (!mock_lock_is_held(&mm->mmap_lock))
+		mock_fail_at(CALLER, "pin_user_pages_remote() without the mmap lock");
+	if (gup_flags & FOLL_GET)
+		mock_fail_at(CALLER, "pin_user_pages_remote() with FOLL_GET");
+	if (mock_check_error(&mock_gup_errors))
+		return -EFAULT;
+	if (mock_gup_max_pages && n > mock_gup_max_pages)
+		n = mock_gup_max_pages;
+	start &= PAGE_MASK;
+	for (i = 0; i < n; i++) {
+		if (mock_uaddr_bad(start + i * PAGE_SIZE, PAGE_SIZE))
+			break;
+		pages[i] = mock_page_of(start + i * PAGE_SIZE);
+		if (vmas)
+			vmas[i] = NULL;
+	}
+	mock_pinned_pages += i;
+	return i ? i : -EFAULT;
+}
+
+static void mock_unpin(struct page **pages, unsigned long n, void *pc)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++)
+		if (!mock_page_ok(pages[i]))
+			mock_fail_at(pc, "unpin of page %p, which was never pinned",
+				     pages[i]);
+	mock_pinned_pages -= n;
+	if (mock_pinned_pages < 0)
+		mock_fail_at(pc, "more pages unpinned than pinned");
+}
+
+void unpin_user_pages(struct page **pages, unsigned long npages)
+{
+	mock_unpin(pages, npages, CALLER);
+}
+
+void unpin_user_pages_dirty_lock(struct page **pages, unsigned long npages,
+				 bool make_dirty)
+{
+	mock_might_sleep(CALLER, "unpin_user_pages_dirty_lock()");
+	mock_unpin(pages, npages, CALLER);
+	if (make_dirty)
+		mock_dirtied_pages += npages;
+}
+
+void *mock_remap_addr;
+
+int remap_vmalloc_range(struct vm_area_struct *vma, void *addr,
+			unsigned long pgoff)
+{
+	size_t size = mock_vmalloc_user_size(addr);
+
+	if (mock_check_error(&mock_remap_errors))
+		return -EAGAIN;
+	if (!size) {
+		/* The kernel refuses areas without VM_USERMAP. */
+		mock_fail_at(CALLER, "remap_vmalloc_range() of %p, not from vmalloc_user()",
+			     addr);
+		return -EINVAL;
+	}
+	if ((pgoff << PAGE_SHIFT) + vma->vm_end - vma->vm_start >
+	    PAGE_ALIGN(size))
+		return -EINVAL;
+	mock_remap_addr = addr;
+	return 0;
+}
+
+/* mmap_read_lock() traces when its tracepoints are on; they never are. */
+struct tracepoint __tracepoint_mmap_lock_start_locking;
+struct tracepoint __tracepoint_mmap_lock_acquire_returned;
+struct tracepoint __tracepoint_mmap_lock_released;
+
+void __mmap_lock_do_trace_start_locking(struct mm_struct *mm, bool write)
+{
+}
+
+void __mmap_lock_do_trace_acquire_returned(struct mm_struct *mm, bool write,
+					   bool success)
+{
+}
+
+void __mmap_lock_do_trace_released(struct mm_struct *mm, bool write)
+{
+}
+
+void *mock_huge_map(u64 len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == (void *)-1L ? NULL : p;
+}
+
+void mock_huge_unmap(void *p, u64 len)
+{
+	munmap(p, len);
+}
+
+void mock_mm_check(void)
+{
+	if (mock_pinned_pages)
+		mock_fail_after("%ld pages left pinned", mock_pinned_pages);
+}

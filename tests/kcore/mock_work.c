@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tests/kcore/mock_work.c: workqueues and tasklets (see mock.c). */
+#include <linux/workqueue.h>
+#include <linux/interrupt.h>
+#include <linux/slab.h>
+#include <linux/sched.h>
+#include "mock.h"
+#include "mock_int.h"
+#include "runner.h"
+
+/* ---------------------------------------------------------------------
+ * Work and tasklets
+ */
+struct workqueue_struct {
+	char name[32];
+	unsigned int flags;
+};
+
+static struct workqueue_struct mock_system_wq = { .name = "events" };
+struct workqueue_struct *system_wq = &mock_system_wq;
+
+struct mock_work {
+	struct work_struct *work;
+	struct workqueue_struct *wq;
+	struct mock_work *next;
+};
+
+static struct mock_work *work_head, **work_tail = &work_head;
+
+struct workqueue_struct *alloc_workqueue(const char *fmt, unsigned int flags,
+					 int max_active, ...)
+{
+	struct workqueue_struct *wq;
+	va_list ap;
+
+	wq = mock_alloc(sizeof(*wq), GFP_KERNEL, MOCK_KMALLOC, CALLER);
+	if (!wq)
+		return NULL;
+	va_start(ap, max_active);
+	vsnprintf(wq->name, sizeof(wq->name), fmt, ap);
+	va_end(ap);
+	wq->flags = flags;
+	return wq;
+}
+
+bool queue_work_on(int cpu, struct workqueue_struct *wq,
+		   struct work_struct *work)
+{
+	struct mock_work *w;
+
+	if (test_and_set_bit(WORK_STRUCT_PENDING_BIT, work_data_bits(work)))
+		return false;
+	w = malloc(sizeof(*w));
+	if (!w)
+		kt_fatal(__FILE__, __LINE__, "out of memory");
+	w->work = work;
+	w->wq = wq;
+	w->next = NULL;
+	*work_tail = w;
+	work_tail = &w->next;
+	return true;
+}
+
+/* Takes the oldest item for which @match(item, arg) holds off the queue. */
+static struct mock_work *work_take(bool (*match)(struct mock_work *, void *),
+				   void *arg)
+{
+	struct mock_work **pp, *w;
+
+	for (pp = &work_head; (w = *pp); pp = &w->next) {
+		if (match && !match(w, arg))
+			continue;
+		*pp = w->next;
+		if (work_tail == &w->next)
+			work_tail = pp;
+		return w;
+	}
+	return NULL;
+}
+
+/* Runs an item as a kernel worker would: no user mm, process context. */
+static void work_run(struct mock_work *w)
+{
+	struct task_struct *prev = current;
+	struct work_struct *work = w->work;
+	work_func_t func = work->func;	/* the item may free itself */
+
+	free(w);
+	clear_bit(WORK_STRUCT_PENDING_BIT, work_data_bits(work));
+	mock_set_current(mock_kworker);
+	func(work);
+	this_cpu_write(current_task, prev);
+	mock_check_context("work item", (void *)func + 1);
+}
+
+bool mock_run_work_one(void)
+{
+	struct mock_work *w = work_take(NULL, NULL);
+
+	if (!w)
+		return false;
+	work_run(w);
+	return true;
+}
+
+int mock_run_work(void)
+{
+	int n = 0;
+
+	while (mock_run_work_one())
+		n++;
+	return n;
+}
+
+int mock_work_queued(void)
+{
+	struct mock_work *w;
+	int n = 0;
+
+	for (w = work_head; w; w = w->next)
+		n++;
+	return n;
+}
+
+static bool work_of_wq(struct mock_work *w, void *wq)
+{
+	return w->wq == wq;
+}
+
+static bool work_is(struct mock_work *w, void *work)
+{
+	return w->work == work;
+}
+
+void __flush_workqueue(struct workqueue_struct *wq)
+{
+	struct mock_work *w;
+
+	mock_might_sleep(CALLER, "flush_workqueue()");
+	while ((w = work_take(work_of_wq, wq)))
+		work_run(w);
+}
+
+void destroy_workqueue(struct workqueue_struct *wq)
+{
+	__flush_workqueue(wq);
+	mock_free(wq, KFREE_KINDS, "destroy_workqueue", CALLER);
+}
+
+bool flush_work(struct work_struct *work)
+{
+	struct mock_work *w = work_take(work_is, work);
+
+	mock_might_sleep(CALLER, "flush_work()");
+	if (!w)
+		return false;
+	work_run(w);
+	return true;
+}
+
+bool cancel_work_sync(struct work_struct *work)
+{
+	struct mock_work *w = work_take(work_is, work);
+
+	mock_might_sleep(CALLER, "cancel_work_sync()");
+	if (!w)
+		return false;
+	free(w);
+	clear_bit(WORK_STRUCT_PENDING_BIT, work_data_bits(work));
+	return true;
+}
+
+static struct tasklet_struct *tasklets[64];
+static int ntasklets;
+
+void __tasklet_schedule(struct tasklet_struct *t)
+{
+	if (ntasklets == ARRAY_SIZE(tasklets))
+		mock_fatal_at(CALLER, "too many tasklets");
+	tasklets[ntasklets++] = t;
+}
+
+void tasklet_init(struct tasklet_struct *t,
+		  void (*func)(unsigned long), unsigned long data)
+{
+	memset(t, 0, sizeof(*t));
+	t->func = func;
+	t->data = data;
+}
+
+void tasklet_setup(struct tasklet_struct *t,
+		   void (*callback)(struct tasklet_struct *))
+{
+	memset(t, 0, sizeof(*t));
+	t->callback = callback;
+	t->use_callback = true;
+}
+
+void tasklet_kill(struct tasklet_struct *t)
+{
+	int i;
+
+	mock_might_sleep(CALLER, "tasklet_kill()");
+	for (i = 0; i < ntasklets; i++) {
+		if (tasklets[i] == t) {
+			memmove(&tasklets[i], &tasklets[i + 1],
+				(--ntasklets - i) * sizeof(tasklets[0]));
+			break;
+		}
+	}
+	clear_bit(TASKLET_STATE_SCHED, &t->state);
+}
+
+int mock_run_tasklets(void)
+{
+	struct tasklet_struct *t;
+	void *fn;
+	int n = 0;
+
+	while (ntasklets) {
+		t = tasklets[0];
+		memmove(&tasklets[0], &tasklets[1],
+			--ntasklets * sizeof(tasklets[0]));
+		clear_bit(TASKLET_STATE_SCHED, &t->state);
+		fn = t->use_callback ? (void *)t->callback : (void *)t->func;
+		preempt_count_add(SOFTIRQ_OFFSET);
+		if (t->use_callback)
+			t->callback(t);
+		else
+			t->func(t->data);
+		preempt_count_sub(SOFTIRQ_OFFSET);
+		mock_check_context("tasklet", fn + 1);
+		n++;
+	}
+	return n;
+}
+
+void mock_softirq_enter(void)
+{
+	preempt_count_add(SOFTIRQ_OFFSET);
+}
+
+void mock_softirq_exit(void)
+{
+	preempt_count_sub(SOFTIRQ_OFFSET);
+}
+
+void mock_work_check(void)
+{
+	if (mock_work_queued())
+		mock_fail_after("%d work items left queued",
+				mock_work_queued());
+	if (ntasklets)
+		mock_fail_after("%d tasklets left scheduled", ntasklets);
+}
+
+void mock_work_forget(void)
+{
+	struct mock_work *w;
+
+	while ((w = work_take(NULL, NULL)))
+		free(w);
+	ntasklets = 0;
+}
