@@ -31,6 +31,13 @@
  *   ratio = (T_measured - max(T_comm, T_comp)) / min(T_comm, T_comp)
  * 0 = perfect overlap, 1 = serialized, > 1 worse than serialized.
  *
+ * References (0-byte latency, T_comm) are measured in blocks spread over
+ * the whole run and pooled (median); every point keeps its rounds and is
+ * evaluated at the end (ovl_eval_point): rounds the reference cannot
+ * describe are invalid, and a point with too few valid rounds or a ratio
+ * below 0 beyond its spread is reported invalid (NAN, with a reason)
+ * instead of with a misleading ratio.
+ *
  * Every round starts with an explicit send/recv synchronisation in which
  * the receiving side is ready first (no MPI_Barrier). Times come from
  * clock_gettime(CLOCK_MONOTONIC), never MPI_Wtime; each point reports the
@@ -86,6 +93,7 @@ static double comps[MAXCOMPS];
 static int ncomps;
 static int comp_auto = 1, comp_equal;
 static double comp_min = 1.0, comp_max;	/* us; comp_max 0 = 2 x max T_comm */
+static double comp_max_cap;	/* us; 0 = none */
 static int iters = 50, warmup = 2;
 static int verify_all;
 static int threads_list[MAXTHREADS];
@@ -93,15 +101,22 @@ static int nthreads_list;
 static clockid_t comp_clock = CLOCK_THREAD_CPUTIME_ID;
 static int comp_calibrated = 1;	/* default: fixed block count, no clock reads */
 static double blocks_per_us;
+static double blocks_first;	/* the start-up calibration */
+#define CALIB_KEEP 9		/* rolling calibration: median of the last samples */
+static double calib_ring[CALIB_KEEP];
+static int calib_n;
+static double calib_lo = INFINITY, calib_hi;	/* range of the rate over the run */
 static const char *csv_path;
 static const char *label = "";
 static int quiet;
 static int irecv_first;	/* receiver: post the Irecv before the CTS (paper: after) */
 
 /* results of the base benchmarks, per size index, in us */
-static double lat0;
+/* the first block of each reference (the grid and --comp-equal use it) */
+static double lat0_first;
+static int lat0_first_n;
 static double t_pp[MAXSIZES], t_ppdt[MAXSIZES], t_send[MAXSIZES];
-static double m_pp[MAXSIZES], m_ppdt[MAXSIZES], m_send[MAXSIZES];	/* minima */
+static long errs_lat0, errs_pp[MAXSIZES], errs_ppdt[MAXSIZES], errs_send[MAXSIZES];
 
 static long total_errors;
 static long pt_errors;		/* this rank, current point */
@@ -132,6 +147,15 @@ static int64_t clock_ns(clockid_t c)
  * or of wall-clock time (--comp-clock wall) have passed.
  */
 static volatile uint64_t sink;
+/*
+ * CPU time of this round's computations and their number. Under emulation
+ * the guest's CPU-time clock also advances while the host does not run the
+ * vCPU, but not while another thread of the guest (kprog's kernel worker)
+ * runs on it: the computation's pure time under the host's current load.
+ */
+static double comp_cpu_us;
+static int comp_calls;
+static double cpu_read_us;	/* cost of one read of the CPU-time clock */
 
 #define LCG_BLOCK(x) do {						\
 	for (int i_ = 0; i_ < 32; i_++)					\
@@ -146,9 +170,19 @@ static void compute(double us)
 	if (us <= 0)
 		return;
 	if (comp_calibrated) {
+		/*
+		 * One read of this thread's CPU-time clock before and after (none
+		 * inside): the round's own T_comp (see comp_cpu_us). Their cost
+		 * is taken out of the round's time (one_round).
+		 */
+		int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), c1;
+
 		for (uint64_t n = (uint64_t)llround(us * blocks_per_us); n; n--)
 			LCG_BLOCK(x);
+		c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		sink = x;
+		comp_cpu_us += (c1 - c0) / 1e3;
+		comp_calls++;
 		return;
 	}
 	end = clock_ns(comp_clock) + (int64_t)(us * 1000.0);
@@ -184,6 +218,54 @@ static void calibrate_compute(void)
 	}
 	sink = x;
 	blocks_per_us = best;
+	blocks_first = best;
+}
+
+/*
+ * Rolling calibration, before every point: ~2 ms of the loop timed on this
+ * thread's CPU-time clock, like the start-up calibration; the rate is the
+ * median of the last CALIB_KEEP samples. Under emulation the CPU-time clock
+ * also runs while the host does not run the vCPU, so the rate is that of
+ * the host's current load, which changes within minutes on a shared host
+ * (start-up calibrations a minute apart: 6.5 and 10.6 iterations/us); CPU
+ * taken by other threads of the guest (kprog's kernel worker) is not in it.
+ */
+static void recalibrate(void)
+{
+	uint64_t x = sink | 1, n = (uint64_t)(2000 * blocks_per_us) + 1;
+	int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), dt;
+	double v[CALIB_KEEP];
+	int k;
+
+	for (uint64_t i = n; i; i--)
+		LCG_BLOCK(x);
+	dt = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	sink = x;
+	if (dt <= 0)
+		return;
+	calib_ring[calib_n++ % CALIB_KEEP] = n * 1000.0 / dt;
+	k = calib_n < CALIB_KEEP ? calib_n : CALIB_KEEP;
+	if (k < 3)
+		return;
+	memcpy(v, calib_ring, sizeof(double) * k);
+	blocks_per_us = ovl_median(v, k);
+	calib_lo = fmin(calib_lo, blocks_per_us);
+	calib_hi = fmax(calib_hi, blocks_per_us);
+}
+
+/* The cost of one CPU-time clock read: the fastest of 5 batches of 200. */
+static void measure_cpu_read(void)
+{
+	double best = INFINITY;
+
+	for (int k = 0; k < 5; k++) {
+		double t0 = now_us();
+
+		for (int i = 0; i < 200; i++)
+			(void)clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		best = fmin(best, (now_us() - t0) / 200);
+	}
+	cpu_read_us = best;
 }
 
 /* ---- data pattern ---- */
@@ -310,6 +392,8 @@ static void sync_ready(void)
 	MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_SYNC, MPI_COMM_WORLD);
 }
 
+static double last_cpu;	/* rank 0: the computation's CPU time in the last round (per half for both) */
+
 /*
  * Runs one round of @kind; returns T (us) on rank 0. @dt/@count describe
  * the message of @size payload bytes.
@@ -320,6 +404,9 @@ static double one_round(int kind, size_t size, MPI_Datatype dt, int count,
 	MPI_Request req;
 	double t0 = 0, t1 = 0, T = 0;
 	uint64_t s01 = seed * 2, s10 = seed * 2 + 1;	/* per direction */
+
+	comp_cpu_us = 0;
+	comp_calls = 0;
 
 	switch (kind) {
 	case K_PINGPONG:
@@ -440,6 +527,10 @@ static double one_round(int kind, size_t size, MPI_Datatype dt, int count,
 		}
 		break;
 	}
+	/* the CPU-time clock reads around the computations are not the benchmark's */
+	if (comp_calls)
+		T -= 2 * comp_calls * cpu_read_us / (kind == B_BOTH ? 2 : 1);
+	last_cpu = !comp_calls ? NAN : kind == B_BOTH ? comp_cpu_us / 2 : comp_cpu_us;
 	return T;
 }
 
@@ -452,28 +543,86 @@ static MPI_Datatype vec_type(size_t size)
 	return t;
 }
 
+static size_t round_dt(size_t s)	/* payload of a vector of 32-byte blocks */
+{
+	s -= s % 32;
+	return s < 32 ? 32 : s;
+}
+
 static int point_id;
-static double last_iqr;
-static double last_min;	/* smallest sample (minus lat0_min where it applies) */
-static double last_q1, last_q3;	/* quartiles of T_measured, as the median */
-static double lat0_min;
+
+/* A growing array of samples (rank 0). */
+struct vec {
+	double *v;
+	int n, cap;
+};
+
+static void vec_add(struct vec *a, const double *v, int n)
+{
+	if (a->n + n > a->cap) {
+		int cap = a->cap ? a->cap : 64;
+
+		while (cap < a->n + n)
+			cap *= 2;
+		a->v = realloc(a->v, sizeof(double) * cap);
+		if (!a->v) {
+			fprintf(stderr, "overlap: out of memory\n");
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		a->cap = cap;
+	}
+	memcpy(a->v + a->n, v, sizeof(double) * n);
+	a->n += n;
+}
 
 /*
- * One point: warm-up rounds, then @iters measured rounds; returns the
- * median on rank 0 and adds the data errors of both ranks to *errs.
+ * The references, pooled over the whole run (bench/README.md, "Robust
+ * references"): the 0-byte latency from a block of --lat0-rounds before
+ * every point (plus the first block of LAT0_ROUNDS), each size's ping-pong
+ * (datatype ping-pong, blocking-send time) from the base block and a
+ * block before every sweep over that size.
  */
-static double run_point(int kind, size_t size, double comp, long *errs)
+static struct vec lat0_pool;
+static int lat0_blocks;
+static int lat0_rounds = 5;
+static struct vec pool_pp[MAXSIZES], pool_ppdt[MAXSIZES], pool_send[MAXSIZES];
+static int blocks_pp[MAXSIZES], blocks_ppdt[MAXSIZES], blocks_send[MAXSIZES];
+
+/* A measured point, evaluated at the end against the pooled references. */
+struct point {
+	int kind, s, threads;
+	size_t size;
+	double comp;
+	long errs;
+	double *seq;	/* rank 0: the T of each measured round (before the latency subtraction) */
+	double *cpu;	/* rank 0: the CPU time of its computation (NAN: none) */
+	int n;
+	int t0;		/* index of the same benchmark's T0 point, -1 */
+};
+static struct point *points;
+static int npoints, cap_points;
+
+/*
+ * One point: warm-up rounds, then @n measured rounds; returns the rounds'
+ * times on rank 0 (malloc'ed; NULL on rank 1) and adds the data errors of
+ * both ranks to *errs.
+ */
+static double *run_rounds(int kind, size_t size, double comp, int n, long *errs, double **cpu)
 {
-	static double *samples;
+	double *samples = NULL, *cpus = NULL;
 	int nc = (kind == K_PINGPONG_DT || kind == B_NONCONTIG);
 	MPI_Datatype dt = MPI_BYTE;
 	int count = (int)size;
 	long e1 = 0, fb1 = -1;
-	struct ovl_quart q;
-	double med;
 
-	if (!samples)
-		samples = malloc(sizeof(double) * (iters > LAT0_ROUNDS ? iters : LAT0_ROUNDS));
+	if (rank == 0) {
+		samples = malloc(sizeof(double) * (n ? n : 1));
+		cpus = malloc(sizeof(double) * (n ? n : 1));
+		if (!samples || !cpus) {
+			fprintf(stderr, "overlap: out of memory\n");
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	}
 	if (nc && size) {
 		dt = vec_type(size);
 		count = 1;
@@ -481,14 +630,16 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 	pt_errors = 0;
 	pt_first_bad = -1;
 	point_id++;
-	for (int i = 0; i < warmup + iters; i++) {
+	for (int i = 0; i < warmup + n; i++) {
 		int m = i - warmup;
-		int check = m >= 0 && (verify_all || m == 0 || m == iters - 1);
+		int check = m >= 0 && (verify_all || m == 0 || m == n - 1);
 		uint64_t seed = ((uint64_t)point_id << 24) + (uint64_t)i;
 		double T = one_round(kind, size, dt, count, nc, comp, check, seed);
 
-		if (m >= 0)
+		if (m >= 0 && samples) {
 			samples[m] = T;
+			cpus[m] = last_cpu;
+		}
 	}
 	if (nc && size)
 		MPI_Type_free(&dt);
@@ -503,22 +654,15 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 		long v[2] = { pt_errors, pt_first_bad };
 
 		MPI_Send(v, 2, MPI_LONG, 0, TAG_CTL, MPI_COMM_WORLD);
-		return 0;
+		*errs = 0;
+		if (cpu)
+			*cpu = NULL;
+		return NULL;
 	}
-	q = ovl_quartiles(samples, iters);	/* sorts */
-	med = q.med;
-	last_q1 = q.q1;
-	last_q3 = q.q3;
-	/* spread of the samples: interquartile range relative to the median */
-	last_iqr = med > 0 ? (q.q3 - q.q1) / med : 0;
-	last_min = samples[0];
-	/* sender, noncontig, receiver: T_measured = sequence - 0-byte latency */
-	if (kind == B_SENDER || kind == B_NONCONTIG || kind == B_RECEIVER) {
-		med -= lat0;
-		last_q1 -= lat0;
-		last_q3 -= lat0;
-		last_min -= lat0_min;
-	}
+	if (cpu)
+		*cpu = cpus;
+	else
+		free(cpus);
 	*errs = pt_errors + e1;
 	if (*errs) {
 		fprintf(stderr,
@@ -528,13 +672,58 @@ static double run_point(int kind, size_t size, double comp, long *errs)
 			size, comp, pt_errors, pt_first_bad, e1, fb1);
 		total_errors += *errs;
 	}
-	return med;
+	return samples;
+}
+
+/* A block of @n rounds of a reference kind, added to @pool on rank 0. */
+static long ref_block(int kind, size_t size, int n, struct vec *pool, int *blocks)
+{
+	long errs;
+	double *v;
+
+	if (n <= 0)
+		return 0;
+	v = run_rounds(kind, size, 0, n, &errs, NULL);
+	if (v) {
+		vec_add(pool, v, n);
+		(*blocks)++;
+		free(v);
+	}
+	return errs;
+}
+
+/* A measured point: a block of 0-byte latency rounds, then the point itself. */
+static int add_point(int kind, int s, size_t size, double comp, int threads, int t0)
+{
+	struct point *p;
+	long errs;
+
+	if (comp_calibrated && kind != B_NLOAD)
+		recalibrate();
+	errs = ref_block(K_PINGPONG, 0, lat0_rounds, &lat0_pool, &lat0_blocks);
+	if (npoints == cap_points) {
+		cap_points = cap_points ? 2 * cap_points : 256;
+		points = realloc(points, sizeof(*points) * cap_points);
+		if (!points) {
+			fprintf(stderr, "overlap: out of memory\n");
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+	}
+	p = &points[npoints];
+	p->kind = kind;
+	p->s = s;
+	p->size = size;
+	p->comp = comp;
+	p->threads = threads;
+	p->n = iters;
+	p->t0 = t0;
+	p->seq = run_rounds(kind, size, comp, iters, &p->errs, &p->cpu);
+	p->errs += errs;
+	return npoints++;
 }
 
 /* ---- output ---- */
 static FILE *csv;
-static double cur_rmin = NAN;	/* ratio from minima, for the next out_line */
-static double cur_rq1 = NAN, cur_rq3 = NAN;	/* ratio at the quartiles of T_measured */
 
 /* @v printed with @fmt into @buf, or @none when it is NAN (not measured). */
 static const char *fmt_num(char *buf, size_t len, const char *fmt, double v, const char *none)
@@ -545,31 +734,195 @@ static const char *fmt_num(char *buf, size_t len, const char *fmt, double v, con
 	return buf;
 }
 
-static void out_line(const char *bench, size_t size, double comp, double tcomm,
-		     double tmeas, double ratio, int threads, long errs,
-		     double t0, double ratio0)
+/* One result line on stdout and in the CSV (rank 0). */
+static void out_row(const struct ovl_row *r)
 {
-	char b[8][32];
+	char b[8][32], line[1024], rounds[32] = "-";
 
 	if (rank != 0)
 		return;
-	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s %5.0f %11.2f %8s %11.2f %11.2f %8s %8s\n",
-	       bench, size, comp, tcomm, tmeas, fmt_num(b[0], 32, "%.3f", ratio, "-"), threads, errs,
-	       fmt_num(b[1], 32, "%.2f", t0, "-"), fmt_num(b[2], 32, "%.3f", ratio0, "-"),
-	       100 * last_iqr, last_min, fmt_num(b[3], 32, "%.3f", cur_rmin, "-"), last_q1, last_q3,
-	       fmt_num(b[4], 32, "%.3f", cur_rq1, "-"), fmt_num(b[5], 32, "%.3f", cur_rq3, "-"));
-	fflush(stdout);
+	if (r->rounds >= 0)
+		snprintf(rounds, sizeof(rounds), "%d/%d", r->rounds_valid, r->rounds);
+	printf("%-10s %10zu %11.2f %11.2f %11.2f %8s %3d %6ld %11s %8s %5.0f %11.2f %8s %11.2f %11.2f %8s %8s %11s %9s %s\n",
+	       r->bench, r->size, r->comp, r->tcomm, r->tmeas,
+	       fmt_num(b[0], 32, "%.3f", r->ratio, "-"), r->threads, r->errors,
+	       fmt_num(b[1], 32, "%.2f", r->t0, "-"), fmt_num(b[2], 32, "%.3f", r->ratio0, "-"),
+	       r->iqr_pct, r->tmin, fmt_num(b[3], 32, "%.3f", r->ratio_min, "-"),
+	       r->tmeas_q1, r->tmeas_q3, fmt_num(b[4], 32, "%.3f", r->ratio_q1, "-"),
+	       fmt_num(b[5], 32, "%.3f", r->ratio_q3, "-"), fmt_num(b[6], 32, "%.2f", r->tcomp_cpu, "-"),
+	       rounds, r->valid ? "ok" : r->reason);
 	if (csv) {
-		fprintf(csv, "%s,%zu,%.3f,%.3f,%.3f,%s,%d,%ld,", bench, size, comp, tcomm, tmeas,
-			fmt_num(b[0], 32, "%.3f", ratio, ""), threads, errs);
-		fprintf(csv, "%s,%s,%.1f,%.3f,%s,", fmt_num(b[1], 32, "%.2f", t0, ""),
-			fmt_num(b[2], 32, "%.3f", ratio0, ""), 100 * last_iqr, last_min,
-			fmt_num(b[3], 32, "%.3f", cur_rmin, ""));
-		fprintf(csv, "%.3f,%.3f,%s,%s\n", last_q1, last_q3,
-			fmt_num(b[4], 32, "%.3f", cur_rq1, ""), fmt_num(b[5], 32, "%.3f", cur_rq3, ""));
-		fflush(csv);
+		ovl_format_row(line, sizeof(line), r);
+		fputs(line, csv);
 	}
-	cur_rmin = cur_rq1 = cur_rq3 = NAN;
+}
+
+static void row_init(struct ovl_row *r, const char *bench, size_t size, double comp)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->bench, sizeof(r->bench), "%s", bench);
+	r->size = size;
+	r->comp = comp;
+	r->tcomm = r->tmeas = r->ratio = r->t0 = r->ratio0 = r->iqr_pct = r->tmin = NAN;
+	r->ratio_min = r->tmeas_q1 = r->tmeas_q3 = r->ratio_q1 = r->ratio_q3 = NAN;
+	r->ratio_raw = r->lat0 = NAN;
+	r->valid = 1;
+	r->rounds_valid = r->rounds = -1;
+}
+
+/* A reference's own row: its pooled statistics. */
+static void out_ref(const char *bench, size_t size, const struct vec *pool, long errs)
+{
+	struct ovl_row r;
+	struct ovl_ref ref = ovl_ref_of(pool->v, pool->n);
+	double *c = malloc(sizeof(double) * (pool->n ? pool->n : 1));
+	struct ovl_quart q = { NAN, NAN, NAN };
+
+	if (c && pool->n) {
+		memcpy(c, pool->v, sizeof(double) * pool->n);
+		q = ovl_quartiles(c, pool->n);
+	}
+	free(c);
+	row_init(&r, bench, size, 0);
+	r.tcomm = ref.q1;	/* the reference */
+	r.tmeas = ref.med;
+	r.errors = errs;
+	r.iqr_pct = q.med > 0 ? 100 * (q.q3 - q.q1) / q.med : 0;
+	r.tmin = ref.min;
+	r.tmeas_q1 = q.q1;
+	r.tmeas_q3 = q.q3;
+	r.rounds_valid = r.rounds = pool->n;
+	r.valid = ref.n > 0;
+	if (!r.valid)
+		snprintf(r.reason, sizeof(r.reason), "%s", ovl_reason_name(OVL_NOREF));
+	out_row(&r);
+}
+
+/*
+ * Rank 0, at the end: the pooled references, then every row, each point
+ * evaluated against them (ovl_eval_point: valid rounds, the capped latency
+ * subtraction, eq. 1 with its sign checked).
+ */
+static void report(void)
+{
+	struct ovl_ref L = ovl_ref_of(lat0_pool.v, lat0_pool.n);
+	static struct ovl_ref rpp[MAXSIZES], rppdt[MAXSIZES], rsend[MAXSIZES];
+	struct ovl_point *ev = calloc(npoints ? npoints : 1, sizeof(*ev));
+	int ninv = 0, nbp = 0, nblk = 0;
+
+	if (!ev) {
+		fprintf(stderr, "overlap: out of memory\n");
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	for (int s = 0; s < nsizes; s++) {
+		rpp[s] = ovl_ref_of(pool_pp[s].v, pool_pp[s].n);
+		rppdt[s] = ovl_ref_of(pool_ppdt[s].v, pool_ppdt[s].n);
+		rsend[s] = ovl_ref_of(pool_send[s].v, pool_send[s].n);
+		nblk += blocks_pp[s];
+		nbp += pool_pp[s].n;
+	}
+	for (int i = 0; i < npoints; i++) {
+		struct point *p = &points[i];
+		int s = p->s;
+		struct ovl_point_in in = {
+			.seq = p->seq, .cpu = comp_calibrated ? p->cpu : NULL, .n = p->n,
+			.sub_lat0 = p->kind == B_SENDER || p->kind == B_RECEIVER || p->kind == B_NONCONTIG,
+			.comp = p->kind == B_NLOAD ? 0 : p->comp, .lat0 = L,
+			.tcomm = p->kind == B_NONCONTIG ? rppdt[s] : p->kind == B_CPU ? rsend[s] : rpp[s],
+		};
+
+		ev[i] = ovl_eval_point(&in);
+		if (p->kind == B_NLOAD && !ev[i].reason && !(in.tcomm.q1 > 0))
+			ev[i].reason = OVL_NOREF;
+		ninv += ev[i].reason != OVL_OK && p->comp > 0;
+	}
+
+	printf("# lat0 (0-byte ping-pong / 2) = %.2f us: lower quartile of %d rounds pooled from %d blocks spread over the run (median %.2f, min %.2f); the first block alone: median %.2f us (of %d)\n",
+	       L.q1, L.n, lat0_blocks, L.med, L.min, lat0_first, lat0_first_n);
+	printf("# T_comm (ping-pong / 2) = lower quartile of each size's rounds pooled from the base block and one block before every sweep over that size (%d rounds in %d blocks over %d sizes)\n",
+	       nbp, nblk, nsizes);
+	if (comp_calibrated)
+		printf("# T_comp of eq. 1 = each round's own computation time, on the thread's CPU-time clock (under emulation it includes time the host took the vCPU away,\n"
+		       "#   not time other threads of the guest took: that stays overhead); Tcomp_cpu = its median; T_comp column = the work asked for (the grid); clock reads: %.2f us each, taken out\n",
+		       cpu_read_us);
+	if (comp_calibrated)
+		printf("# computation: busy loop recalibrated before every point (2 ms on the thread's CPU-time clock, median of the last %d): %.1f iterations per us at the start, %.1f..%.1f during the run, %.1f at the end\n",
+		       CALIB_KEEP, blocks_first, calib_hi > 0 ? calib_lo : blocks_first,
+		       calib_hi > 0 ? calib_hi : blocks_first, blocks_per_us);
+	printf("# sender/receiver/noncontig: the latency subtracted from a round is at most its sequence - T_comp (lat0 column: the median subtracted)\n");
+	printf("# a round is invalid when lat0 >= its sequence or T < %.0f%% of T_comp; a point is invalid (ratio '-', reason in the last column) with fewer than half of its rounds valid,\n",
+	       100 * (1 - OVL_COMP_SLACK));
+	printf("#   a missing reference, or eq. 1 below 0 beyond the references' spread (T_comm's fastest round, T_comp - 10%%); within it, it reads 0. Ratios of valid points are never negative.\n");
+	printf("# invalid points: %d of %d with computation\n", ninv, npoints);
+	printf("# T0 = T_measured of the same benchmark without computation; ratio0 = eq. 1 with T_comm := T0 (extra column, not in the paper)\n");
+	printf("# iqr%% = interquartile range of the valid rounds' T_measured, in %% of the median (noise indicator)\n");
+	printf("# Tmin = fastest valid round; ratio_min = eq. 1 from minima (Tmin with the fastest lat0, fastest ping-pong): robust on a busy machine, not the paper's median\n");
+	printf("# Tq1/Tq3 = quartiles of T_measured; rq1/rq3 = the ratio at those quartiles; rounds = valid/measured\n");
+	printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s %5s %11s %8s %11s %11s %8s %8s %11s %9s %s\n", "bench", "size",
+	       "T_comp", "T_comm", "T_measured", "ratio", "thr", "errors", "T0", "ratio0", "iqr%", "Tmin",
+	       "ratio_min", "Tq1", "Tq3", "rq1", "rq3", "Tcomp_cpu", "rounds", "status");
+
+	out_ref("lat0", 0, &lat0_pool, errs_lat0);
+	for (int s = 0; s < nsizes; s++) {
+		out_ref("pingpong", sizes[s], &pool_pp[s], errs_pp[s]);
+		if (want[B_NONCONTIG])
+			out_ref("pingpong-dt", round_dt(sizes[s]), &pool_ppdt[s], errs_ppdt[s]);
+		if (want[B_CPU])
+			out_ref("send", sizes[s], &pool_send[s], errs_send[s]);
+	}
+	for (int i = 0; i < npoints; i++) {
+		struct point *p = &points[i];
+		struct ovl_point *e = &ev[i];
+		struct ovl_ref R = p->kind == B_NONCONTIG ? rppdt[p->s] :
+			p->kind == B_CPU ? rsend[p->s] : rpp[p->s];
+		struct ovl_row r;
+
+		row_init(&r, bench_name[p->kind], p->size, p->kind == B_NLOAD ? 0 : p->comp);
+		r.tcomm = R.q1;
+		r.tmeas = e->tmeas;
+		r.threads = p->threads;
+		r.errors = p->errs;
+		r.iqr_pct = e->iqr_pct;
+		r.tmin = e->tmin;
+		r.tmeas_q1 = e->q1;
+		r.tmeas_q3 = e->q3;
+		r.rounds_valid = e->nvalid;
+		r.rounds = e->n;
+		r.lat0 = e->lat0_used;
+		r.tcomp_cpu = comp_calibrated && p->comp > 0 && p->kind != B_NLOAD ? e->tcomp : NAN;
+		r.valid = e->reason == OVL_OK;
+		if (!r.valid)
+			snprintf(r.reason, sizeof(r.reason), "%s", ovl_reason_name(e->reason));
+		if (p->kind == B_NLOAD) {	/* slowdown, not eq. 1 */
+			r.ratio_raw = R.q1 > 0 ? e->tmeas / R.q1 : NAN;
+			if (r.valid) {
+				r.ratio = r.ratio_raw;
+				r.ratio_q1 = e->q1 / R.q1;
+				r.ratio_q3 = e->q3 / R.q1;
+				r.ratio_min = R.min > 0 ? e->tmin / R.min : NAN;
+			}
+		} else if (p->t0 < 0) {		/* a T0 row */
+			r.t0 = r.valid ? e->tmeas : NAN;
+		} else {
+			struct ovl_point *z = &ev[p->t0];
+
+			r.ratio = e->ratio;
+			r.ratio_raw = e->ratio_raw;
+			r.ratio_q1 = e->rq1;
+			r.ratio_q3 = e->rq3;
+			r.ratio_min = e->rmin;
+			if (z->reason == OVL_OK) {
+				r.t0 = z->tmeas;
+				if (r.valid)
+					r.ratio0 = ovl_ratio_checked(e->tmeas, z->tmeas, z->q1, e->tcomp, NULL);
+			}
+		}
+		out_row(&r);
+	}
+	fflush(stdout);
+	if (csv)
+		fflush(csv);
+	free(ev);
 }
 
 static void progress(const char *what, size_t size, int done, int total)
@@ -610,7 +963,8 @@ static void print_help(FILE *f)
 	fprintf(f,
 "usage: mpirun -np 2 overlap [options]\n"
 "The overlap benchmarks of Denis & Trahay (ICPP 2016) on 2 ranks. Rank 0\n"
-"prints one line per grid point (median of --iters rounds); see bench/README.md.\n"
+"prints one line per grid point (median of --iters rounds) at the end, each\n"
+"evaluated against references pooled over the whole run; see bench/README.md.\n"
 "  --bench LIST       benchmarks to run, comma-separated: sender, receiver, both,\n"
 "                     noncontig, cpu, nload, or all (default all)\n"
 "  --sizes LIST       message sizes in bytes (K, M, G suffixes = 2^10, 2^20, 2^30),\n"
@@ -621,6 +975,7 @@ static void print_help(FILE *f)
 "                     --comp-min to --comp-max\n"
 "  --comp-min US      smallest computation time of the auto grid (default 1)\n"
 "  --comp-max US      largest (default 2 x the largest measured T_comm)\n"
+"  --comp-max-cap US  at most this for the default largest (0 = no cap)\n"
 "  --comp-equal       one computation time per size: that size's T_comm\n"
 "  --comp-clock calibrated|cpu|wall  calibrated (default): the busy loop runs a\n"
 "                     fixed number of iterations, calibrated at start-up on this\n"
@@ -629,6 +984,9 @@ static void print_help(FILE *f)
 "  --threads LIST     computing-thread counts for nload (default 0..number of CPUs)\n"
 "  --iters N          measured rounds per point; the median is reported (default 50)\n"
 "  --warmup N         unmeasured rounds before them (default 2)\n"
+"  --lat0-rounds N    0-byte latency rounds measured before every point (default 5);\n"
+"                     the 0-byte latency subtracted is the median of all of them\n"
+"                     (and of a first block of 200), pooled over the run\n"
 "  --verify first-last|all   rounds whose received data are checked (default the\n"
 "                     first and last measured round of each point)\n"
 "  --csv FILE         also write the results as CSV (header: " OVL_CSV_HEADER ")\n"
@@ -658,6 +1016,7 @@ static void parse_args(int argc, char **argv)
 		{ "iters", 1, 0, 'i' }, { "warmup", 1, 0, 'w' },
 		{ "verify", 1, 0, 'v' }, { "csv", 1, 0, 'o' },
 		{ "label", 1, 0, 'l' }, { "quiet", 0, 0, 'q' },
+		{ "lat0-rounds", 1, 0, 'L' }, { "comp-max-cap", 1, 0, 'C' },
 		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	size_t minsz = 1024, maxsz = 16 << 20;
@@ -709,6 +1068,7 @@ static void parse_args(int argc, char **argv)
 		case 'e': comp_equal = 1; break;
 		case 'n': comp_min = atof(optarg); break;
 		case 'x': comp_max = atof(optarg); break;
+		case 'C': comp_max_cap = atof(optarg); break;
 		case 'k':
 			comp_calibrated = 0;
 			if (!strcmp(optarg, "wall"))
@@ -728,6 +1088,7 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'i': iters = atoi(optarg); break;
 		case 'w': warmup = atoi(optarg); break;
+		case 'L': lat0_rounds = atoi(optarg) < 0 ? 0 : atoi(optarg); break;
 		case 'v':
 			if (!strcmp(optarg, "all"))
 				verify_all = 1;
@@ -771,12 +1132,6 @@ static void parse_args(int argc, char **argv)
 	}
 }
 
-static size_t round_dt(size_t s)	/* payload of a vector of 32-byte blocks */
-{
-	s -= s % 32;
-	return s < 32 ? 32 : s;
-}
-
 int main(int argc, char **argv)
 {
 	int provided, nprocs;
@@ -785,7 +1140,6 @@ int main(int argc, char **argv)
 	char kbuf[160];
 	int len;
 	const char *kmode;
-	long errs;
 	int total, done = 0;
 	double tmax = 0;
 
@@ -805,8 +1159,10 @@ int main(int argc, char **argv)
 	}
 	peer = 1 - rank;
 	parse_args(argc, argv);
-	if (comp_calibrated)
+	if (comp_calibrated) {
 		calibrate_compute();
+		measure_cpu_read();
+	}
 	irecv_first = getenv("OVERLAP_IRECV_FIRST") != NULL;
 
 	for (int i = 0; i < nsizes; i++)
@@ -865,69 +1221,63 @@ int main(int argc, char **argv)
 	}
 
 	/* noncontig sizes must hold whole 32-byte blocks */
-	/* ---- base benchmarks ---- */
+	/* ---- base benchmarks: the first block of every reference ---- */
 	total = 1 + nsizes * (1 + want[B_NONCONTIG] + want[B_CPU]);
 	progress("latency", 0, done, total);
-	{
-		int it = iters;
+	errs_lat0 += ref_block(K_PINGPONG, 0, iters > LAT0_ROUNDS ? iters : LAT0_ROUNDS,
+			       &lat0_pool, &lat0_blocks);
+	if (rank == 0) {
+		struct ovl_ref r = ovl_ref_of(lat0_pool.v, lat0_pool.n);
 
-		iters = it > LAT0_ROUNDS ? it : LAT0_ROUNDS;
-		lat0 = run_point(K_PINGPONG, 0, 0, &errs);
-		lat0_min = last_min;
-		iters = it;
+		lat0_first = r.med;
+		lat0_first_n = r.n;
 	}
 	done++;
-	if (rank == 0)
-		printf("# lat0 (0-byte ping-pong / 2) = %.2f us (median of %d, iqr %.0f%%)\n", lat0,
-		       iters > LAT0_ROUNDS ? iters : LAT0_ROUNDS, 100 * last_iqr);
 	for (int s = 0; s < nsizes; s++) {
 		progress("base", sizes[s], done, total);
-		t_pp[s] = run_point(K_PINGPONG, sizes[s], 0, &errs);
-		m_pp[s] = last_min;
-		out_line("pingpong", sizes[s], 0, t_pp[s], t_pp[s], NAN, 0, errs, NAN, NAN);
+		errs_pp[s] += ref_block(K_PINGPONG, sizes[s], iters, &pool_pp[s], &blocks_pp[s]);
+		t_pp[s] = rank == 0 ? ovl_ref_of(pool_pp[s].v, pool_pp[s].n).q1 : 0;
 		done++;
 		if (want[B_NONCONTIG]) {
-			t_ppdt[s] = run_point(K_PINGPONG_DT, round_dt(sizes[s]), 0, &errs);
-			m_ppdt[s] = last_min;
-			out_line("pingpong-dt", round_dt(sizes[s]), 0, t_ppdt[s], t_ppdt[s], NAN, 0, errs, NAN, NAN);
+			errs_ppdt[s] += ref_block(K_PINGPONG_DT, round_dt(sizes[s]), iters,
+						  &pool_ppdt[s], &blocks_ppdt[s]);
+			t_ppdt[s] = rank == 0 ? ovl_ref_of(pool_ppdt[s].v, pool_ppdt[s].n).q1 : 0;
 			done++;
 		}
 		if (want[B_CPU]) {
-			t_send[s] = run_point(K_SENDTIME, sizes[s], 0, &errs);
-			m_send[s] = last_min;
-			out_line("send", sizes[s], 0, t_send[s], t_send[s], NAN, 0, errs, NAN, NAN);
+			errs_send[s] += ref_block(K_SENDTIME, sizes[s], iters, &pool_send[s],
+						  &blocks_send[s]);
+			t_send[s] = rank == 0 ? ovl_ref_of(pool_send[s].v, pool_send[s].n).q1 : 0;
 			done++;
 		}
 		if (t_pp[s] > tmax)
 			tmax = t_pp[s];
 	}
-	/* every rank needs the T_comm values (comp-equal, auto grid) */
-	MPI_Bcast(&lat0, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-	MPI_Bcast(&lat0_min, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+	/* every rank needs the first T_comm values (comp-equal, auto grid) */
 	MPI_Bcast(t_pp, nsizes, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	MPI_Bcast(t_ppdt, nsizes, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	MPI_Bcast(t_send, nsizes, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	MPI_Bcast(&tmax, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
 	if (!comp_equal && comp_auto) {
-		if (comp_max <= 0)
+		if (comp_max <= 0) {
 			comp_max = 2 * tmax;
+			if (comp_max_cap > 0 && comp_max > comp_max_cap) {
+				if (rank == 0)
+					printf("# comp-grid: 2 x max T_comm = %.0f us, capped at %.0f us\n",
+					       comp_max, comp_max_cap);
+				comp_max = comp_max_cap;
+			}
+		}
 		ncomps = ovl_grid_double(comp_min, comp_max, comps, MAXCOMPS);
 	}
 	if (rank == 0) {
 		if (comp_equal)
-			printf("# comp: equal to each size's T_comm\n");
+			printf("# comp: equal to each size's T_comm (lower quartile of its blocks before the sweep)\n");
 		else if (comp_auto)
 			printf("# comp-grid: sqrt2 min %.3f max %.3f (%d values)\n", comp_min, comp_max, ncomps);
 		else
 			printf("# comp: %d given values\n", ncomps);
-		printf("# T0 = T_measured of the same benchmark without computation; ratio0 = eq. 1 with T_comm := T0 (extra column, not in the paper)\n");
-		printf("# iqr%% = interquartile range of the %d samples of T_measured, in %% of the median (noise indicator)\n", iters);
-		printf("# Tmin = smallest sample; ratio_min = eq. 1 from minima (Tmin, min ping-pong, min lat0): robust on a busy machine, not the paper's median\n");
-		printf("# Tq1/Tq3 = quartiles of T_measured; rq1/rq3 = the ratio at those quartiles\n");
-		printf("# %-8s %10s %11s %11s %11s %8s %3s %6s %11s %8s %5s %11s %8s %11s %11s %8s %8s\n", "bench", "size",
-		       "T_comp", "T_comm", "T_measured", "ratio", "thr", "errors", "T0", "ratio0", "iqr%", "Tmin",
-		       "ratio_min", "Tq1", "Tq3", "rq1", "rq3");
 		fflush(stdout);
 	}
 
@@ -943,23 +1293,30 @@ int main(int argc, char **argv)
 		for (int s = 0; s < nsizes; s++) {
 			size_t size = b == B_NONCONTIG ? round_dt(sizes[s]) : sizes[s];
 			double tcomm = b == B_NONCONTIG ? t_ppdt[s] : b == B_CPU ? t_send[s] : t_pp[s];
-			int nc = comp_equal ? 1 : ncomps;
-			double t0;
+			int nc = comp_equal ? 1 : ncomps, t0;
 
 			progress(bench_name[b], size, done, total);
-			t0 = run_point(b, size, 0, &errs);
-			out_line(bench_name[b], size, 0, tcomm, t0, NAN, 0, errs, t0, NAN);
-			for (int c = 0; c < nc; c++) {
-				double comp = comp_equal ? tcomm : comps[c];
-				double tm = run_point(b, size, comp, &errs);
-				double mcomm = b == B_NONCONTIG ? m_ppdt[s] : b == B_CPU ? m_send[s] : m_pp[s];
+			/* one more block of this benchmark's T_comm reference */
+			if (b == B_NONCONTIG)
+				errs_ppdt[s] += ref_block(K_PINGPONG_DT, size, iters, &pool_ppdt[s],
+							  &blocks_ppdt[s]);
+			else if (b == B_CPU)
+				errs_send[s] += ref_block(K_SENDTIME, size, iters, &pool_send[s],
+							  &blocks_send[s]);
+			else
+				errs_pp[s] += ref_block(K_PINGPONG, size, iters, &pool_pp[s],
+							&blocks_pp[s]);
+			if (comp_equal) {	/* T_comp := T_comm, from every block so far */
+				struct vec *pool = b == B_NONCONTIG ? &pool_ppdt[s] :
+					b == B_CPU ? &pool_send[s] : &pool_pp[s];
 
-				cur_rmin = ovl_ratio_eq1(last_min, mcomm, comp);
-				cur_rq1 = ovl_ratio_eq1(last_q1, tcomm, comp);
-				cur_rq3 = ovl_ratio_eq1(last_q3, tcomm, comp);
-				out_line(bench_name[b], size, comp, tcomm, tm,
-					 ovl_ratio_eq1(tm, tcomm, comp), 0, errs, t0,
-					 ovl_ratio_eq1(tm, t0, comp));
+				if (rank == 0)
+					tcomm = ovl_ref_of(pool->v, pool->n).q1;
+				MPI_Bcast(&tcomm, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+			}
+			t0 = add_point(b, s, size, 0, 0, -1);
+			for (int c = 0; c < nc; c++) {
+				add_point(b, s, size, comp_equal ? tcomm : comps[c], 0, t0);
 				done++;
 			}
 		}
@@ -973,16 +1330,9 @@ int main(int argc, char **argv)
 			for (int i = 0; i < n; i++)
 				pthread_create(&th[i], NULL, bg_thread, (void *)(uintptr_t)(i + 1));
 			for (int s = 0; s < nsizes; s++) {
-				double tm;
-
 				if (s == 0)
 					progress("nload", sizes[s], done, total);
-				tm = run_point(B_NLOAD, sizes[s], 0, &errs);
-				cur_rmin = m_pp[s] > 0 ? last_min / m_pp[s] : NAN;
-				cur_rq1 = t_pp[s] > 0 ? last_q1 / t_pp[s] : NAN;
-				cur_rq3 = t_pp[s] > 0 ? last_q3 / t_pp[s] : NAN;
-				out_line("nload", sizes[s], 0, t_pp[s], tm,
-					 t_pp[s] > 0 ? tm / t_pp[s] : NAN, n, errs, NAN, NAN);
+				add_point(B_NLOAD, s, sizes[s], 0, n, -1);
 				done++;
 			}
 			atomic_store(&bg_stop, 1);
@@ -991,6 +1341,8 @@ int main(int argc, char **argv)
 			free(th);
 		}
 	}
+	if (rank == 0)
+		report();
 
 	kmode = kprog_mode(kbuf, sizeof(kbuf));
 	if (rank == 0) {

@@ -64,10 +64,10 @@ static int load(const char *path, struct table *t)
 	return 0;
 }
 
-/* One region's columns: median per file (blank for a missing file), then point counts. */
-static void region(const double med[2], const int n[2], int nf)
+/* One region's columns: median per file (blank for a missing file), valid and invalid point counts. */
+static void region(const double med[2], const int n[2], const int inv[2], int nf)
 {
-	char pts[32];
+	char pts[32], bad[32];
 
 	for (int i = 0; i < 2; i++) {
 		if (i >= nf)
@@ -77,11 +77,14 @@ static void region(const double med[2], const int n[2], int nf)
 		else
 			printf(" %7s", "-");
 	}
-	if (nf > 1)
+	if (nf > 1) {
 		snprintf(pts, sizeof(pts), "%d/%d", n[0], n[1]);
-	else
+		snprintf(bad, sizeof(bad), "%d/%d", inv[0], inv[1]);
+	} else {
 		snprintf(pts, sizeof(pts), "%d", n[0]);
-	printf(" %11s", pts);
+		snprintf(bad, sizeof(bad), "%d", inv[0]);
+	}
+	printf(" %9s %7s", pts, bad);
 }
 
 static void usage(FILE *f, int st)
@@ -89,8 +92,10 @@ static void usage(FILE *f, int st)
 	fprintf(f,
 "usage: overlap-summary [options] PLAIN.csv [KPROG.csv]\n"
 "Per benchmark, the median overhead ratio (equation 1; nload: slowdown) of the\n"
-"grid points of each CSV written by bench/overlap --csv: over the rendezvous\n"
-"region (sizes above --threshold) and over the whole grid.\n"
+"valid grid points of each CSV written by bench/overlap --csv: over the\n"
+"rendezvous region (sizes above --threshold) and over the whole grid. Invalid\n"
+"points (valid 0, or no ratio; in older files a negative ratio) are left out\n"
+"and counted, with their reasons.\n"
 "  --threshold BYTES   rendezvous region = sizes > BYTES (default 0: every size)\n"
 "  --plain-name NAME   column title of the first file (default plain)\n"
 "  --kprog-name NAME   column title of the second file (default kprog)\n"
@@ -132,23 +137,45 @@ int main(int argc, char **argv)
 		if (load(argv[optind + i], &t[i]))
 			return 1;
 
-	printf("# median over grid points of the overhead ratio (eq. 1: 0 = full overlap, 1 = serialized; nload: slowdown)\n");
-	printf("# rendezvous region: sizes > %zu bytes; 'pts' = grid points in the region / in the grid\n", thr);
-	printf("%-10s | %-27s | %-27s\n", "", "rendezvous region", "whole grid");
-	printf("%-10s | %7.7s %7.7s %11s | %7.7s %7.7s %11s\n", "bench", name[0], nf > 1 ? name[1] : "",
-	       "pts", name[0], nf > 1 ? name[1] : "", "pts");
+	printf("# median over the valid grid points of the overhead ratio (eq. 1: 0 = full overlap, 1 = serialized; nload: slowdown)\n");
+	printf("# rendezvous region: sizes > %zu bytes; 'valid' = points in the median, 'inv' = invalid points left out (%s%s)\n",
+	       thr, name[0], nf > 1 ? "/kprog" : "");
+	printf("%-10s | %-33s | %s\n", "", "rendezvous region", "whole grid");
+	printf("%-10s | %7.7s %7.7s %9s %7s | %7.7s %7.7s %9s %7s\n", "bench", name[0], nf > 1 ? name[1] : "",
+	       "valid", "inv", name[0], nf > 1 ? name[1] : "", "valid", "inv");
 	for (size_t b = 0; b < sizeof(benches) / sizeof(benches[0]); b++) {
 		struct ovl_summary s[2];
 
 		for (int i = 0; i < 2; i++)
 			sum[b][i] = s[i] = ovl_summarize(t[i].rows, t[i].n, benches[b], thr);
-		if (!s[0].n_all && !s[1].n_all)
+		if (!s[0].n_all && !s[1].n_all && !s[0].inv_all && !s[1].inv_all)
 			continue;
 		printf("%-10s |", benches[b]);
-		region((double[2]){ s[0].rdv, s[1].rdv }, (int[2]){ s[0].n_rdv, s[1].n_rdv }, nf);
+		region((double[2]){ s[0].rdv, s[1].rdv }, (int[2]){ s[0].n_rdv, s[1].n_rdv },
+		       (int[2]){ s[0].inv_rdv, s[1].inv_rdv }, nf);
 		printf(" |");
-		region((double[2]){ s[0].all, s[1].all }, (int[2]){ s[0].n_all, s[1].n_all }, nf);
+		region((double[2]){ s[0].all, s[1].all }, (int[2]){ s[0].n_all, s[1].n_all },
+		       (int[2]){ s[0].inv_all, s[1].inv_all }, nf);
 		printf("\n");
+	}
+	/* how many were left out, and why */
+	for (int i = 0; i < nf; i++) {
+		int inv = 0, pts = 0, why[OVL_NREASONS] = { 0 };
+		char list[160] = "";
+		size_t len = 0;
+
+		for (size_t b = 0; b < sizeof(benches) / sizeof(benches[0]); b++) {
+			inv += sum[b][i].inv_all;
+			pts += sum[b][i].inv_all + sum[b][i].n_all;
+			for (int k = 0; k < OVL_NREASONS; k++)
+				why[k] += sum[b][i].inv_reason[k];
+		}
+		for (int k = 1; k < OVL_NREASONS && len < sizeof(list); k++)
+			if (why[k])
+				len += snprintf(list + len, sizeof(list) - len, "%s%s %d",
+						len ? ", " : ": ", ovl_reason_name(k), why[k]);
+		printf("# %s: %d of %d grid points invalid, left out of the medians%s\n", name[i], inv, pts,
+		       list);
 	}
 	/*
 	 * The ratio divides by the ping-pong T_comm. When the same transfer
