@@ -23,6 +23,7 @@
 extern unsigned int kprog_eager_limit;
 extern unsigned int kprog_eager_quota;
 extern unsigned int kprog_max_ops;
+extern unsigned int kprog_max_rndv;
 extern unsigned int kprog_max_iov;
 extern unsigned int kprog_max_iov_total;
 extern unsigned int kprog_ring_entries;

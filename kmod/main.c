@@ -39,7 +39,18 @@ MODULE_PARM_DESC(eager_quota,
 unsigned int kprog_max_ops = 16384;
 module_param_named(max_ops, kprog_max_ops, uint, 0444);
 MODULE_PARM_DESC(max_ops,
-		 "Operations an endpoint may have posted or held back (default 16384)");
+		 "Receives an endpoint may have posted or held back (default 16384)");
+
+/*
+ * Descriptor-only: a rendezvous send waiting for its receiver holds its
+ * envelope and an op, not its pages. Apart from max_ops so that sends
+ * waiting at a peer can never take the slots the receives they wait for
+ * need (op.h, enum kprog_op_budget).
+ */
+unsigned int kprog_max_rndv = 16384;
+module_param_named(max_rndv, kprog_max_rndv, uint, 0444);
+MODULE_PARM_DESC(max_rndv,
+		 "Rendezvous sends an endpoint may have waiting for their receiver, a few hundred bytes each (default 16384)");
 
 unsigned int kprog_max_iov = 1024;
 module_param_named(max_iov, kprog_max_iov, uint, 0444);
@@ -251,11 +262,13 @@ static long kprog_ioc_info(void __user *uarg)
 {
 	struct kprog_info info = {
 		.abi_version = KPROG_ABI_VERSION,
-		.features = KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG,
+		.features = KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
+			    KPROG_FEAT_RECV_ARRIVED,
 		.transports = kprog_xport_mask(),
 		.eager_limit = kprog_eager_limit,
 		.eager_quota = kprog_eager_quota,
 		.max_ops = kprog_max_ops,
+		.max_rndv = kprog_max_rndv,
 		.max_iov = kprog_max_iov,
 		.max_iov_total = kprog_max_iov_total,
 		.ring_entries = kprog_ring_entries,
@@ -488,6 +501,10 @@ static int kprog_check_params(void)
 	}
 	if (!kprog_max_ops || kprog_max_ops > (1U << 20)) {
 		pr_err("kprog: max_ops must be in [1, 1048576]\n");
+		return -EINVAL;
+	}
+	if (!kprog_max_rndv || kprog_max_rndv > (1U << 20)) {
+		pr_err("kprog: max_rndv must be in [1, 1048576]\n");
 		return -EINVAL;
 	}
 	if (!kprog_max_iov || kprog_max_iov > 65536) {

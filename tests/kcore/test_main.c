@@ -55,6 +55,8 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 		{ &kprog_eager_limit, (64U << 20) + 1, "eager_limit" },
 		{ &kprog_max_ops, 0, "max_ops" },
 		{ &kprog_max_ops, (1U << 20) + 1, "max_ops" },
+		{ &kprog_max_rndv, 0, "max_rndv" },
+		{ &kprog_max_rndv, (1U << 20) + 1, "max_rndv" },
 		{ &kprog_max_iov, 0, "max_iov" },
 		{ &kprog_max_iov, 65537, "max_iov" },
 		{ &kprog_max_iov_total, 1023, "max_iov_total" },
@@ -83,6 +85,7 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 	kprog_eager_quota = 1U << 30;
 	kprog_eager_limit = 64U << 20;
 	kprog_max_ops = 1U << 20;
+	kprog_max_rndv = 1U << 20;
 	kprog_max_iov = 65536;
 	kprog_max_iov_total = 1U << 24;
 	kprog_max_job_size = 1U << 20;
@@ -348,7 +351,7 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	ASSERT_OK(kt_info(e, &info));		/* before JOIN */
 	EXPECT_EQ(info.abi_version, KPROG_ABI_VERSION);
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
-				 KPROG_FEAT_FASTPATH);
+				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_FASTPATH);
 	EXPECT_EQ(info.transports, KPROG_XPORT_SHM);
 	EXPECT_EQ(info.eager_limit, 8192);
 	EXPECT_EQ(info.eager_quota, 1 << 20);
@@ -361,7 +364,8 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	EXPECT_EQ(info.fast_limit, 4096);
 	EXPECT_EQ(info.chan_bytes, 65536);
 	EXPECT_EQ(info.max_chans, 256);
-	EXPECT_EQ(info.__reserved0 | info.__reserved[0] | info.__reserved[1], 0);
+	EXPECT_EQ(info.max_rndv, 16384);
+	EXPECT_EQ(info.__reserved[0] | info.__reserved[1], 0);
 	EXPECT_EQ(info.node_addr.family, 0);	/* no network transport */
 	/* A network transport shows; after JOIN too. */
 	kt_fx_install();
@@ -380,7 +384,8 @@ TEST_NO_MODULE(main__get_info_without_fast_path_has_no_fastpath_feature)
 	ASSERT_OK(kt_load());
 	e = kt_open();
 	ASSERT_OK(kt_info(e, &info));
-	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG);
+	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
+				 KPROG_FEAT_RECV_ARRIVED);
 	EXPECT_EQ(info.fast_limit, 0);
 }
 
