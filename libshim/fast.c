@@ -761,6 +761,11 @@ bool kp_fast_news(void)
 	return false;
 }
 
+bool kp_fast_user_recvs(void)
+{
+	return uhead != NULL;
+}
+
 void kp_fast_waiting(bool on)
 {
 	int i;
