@@ -15,6 +15,9 @@
 #include <linux/log2.h>
 #include <linux/socket.h>
 #include <linux/poll.h>
+#include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/uidgid.h>
 #include "kprog.h"
 #include "job.h"
 #include "op.h"
@@ -85,10 +88,38 @@ module_param_named(max_chans, kprog_max_chans, uint, 0444);
 MODULE_PARM_DESC(max_chans,
 		 "Channels one endpoint may have, each 4 KiB + 2 * chan_bytes (default 256)");
 
+/*
+ * Who may open /dev/kprog. The node's mode comes from dev_mode (devtmpfs
+ * takes it from the misc device); devtmpfs cannot give a misc device's
+ * node a group, so the udev rule (packaging/udev/) sets the node's group,
+ * and dev_group makes the module itself refuse everybody else, whatever
+ * the node's permissions (a copied node, a container's own /dev).
+ */
+unsigned int kprog_dev_mode = 0660;
+module_param_named(dev_mode, kprog_dev_mode, uint, 0444);
+MODULE_PARM_DESC(dev_mode,
+		 "Permissions of /dev/kprog as devtmpfs creates it (default 0660)");
+
+int kprog_dev_group = -1;
+module_param_named(dev_group, kprog_dev_group, int, 0444);
+MODULE_PARM_DESC(dev_group,
+		 "Only members of this group id (or CAP_DAC_OVERRIDE) may open /dev/kprog; -1: no check (default)");
+
+static bool kprog_open_allowed(void)
+{
+	if (kprog_dev_group < 0)
+		return true;
+	return in_group_p(make_kgid(&init_user_ns, kprog_dev_group)) ||
+	       capable(CAP_DAC_OVERRIDE);
+}
+
 static int kprog_open(struct inode *inode, struct file *file)
 {
-	struct kprog_ep *ep = kprog_ep_alloc();
+	struct kprog_ep *ep;
 
+	if (!kprog_open_allowed())
+		return -EACCES;
+	ep = kprog_ep_alloc();
 	if (!ep)
 		return -ENOMEM;
 	file->private_data = ep;
@@ -479,7 +510,6 @@ static struct miscdevice kprog_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "kprog",
 	.fops = &kprog_fops,
-	.mode = 0666,
 };
 
 static int kprog_check_params(void)
@@ -533,6 +563,16 @@ static int kprog_check_params(void)
 		pr_err("kprog: max_chans must be <= 65536\n");
 		return -EINVAL;
 	}
+	if (kprog_dev_mode > 0777) {
+		pr_err("kprog: dev_mode must be <= 0777\n");
+		return -EINVAL;
+	}
+	if (kprog_dev_group < -1 ||
+	    (kprog_dev_group >= 0 &&
+	     !gid_valid(make_kgid(&init_user_ns, kprog_dev_group)))) {
+		pr_err("kprog: dev_group must be a group id or -1\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -556,6 +596,7 @@ static int __init kprog_init(void)
 	if (err)
 		goto err_xport;
 	kprog_stats_debugfs_init();
+	kprog_misc.mode = kprog_dev_mode;
 	err = misc_register(&kprog_misc);
 	if (err)
 		goto err_irq;

@@ -30,12 +30,51 @@ TEST_NO_MODULE(main__load_registers_the_device_and_unload_removes_it)
 	ASSERT_OK(kt_load());
 	ASSERT(mock_miscdev);
 	EXPECT(!strcmp(mock_miscdev->name, "kprog"));
-	EXPECT_EQ(mock_miscdev->mode, 0666);
+	EXPECT_EQ(mock_miscdev->mode, 0660);
 	EXPECT(mock_debugfs_fops("stats"));
 	EXPECT_EQ(kt_stub_irq_inits, 1);
 	EXPECT_EQ(kt_stub_nl_inits, 1);
 	kt_unload();
 	expect_nothing_loaded();
+}
+
+TEST_NO_MODULE(main__dev_mode_is_the_mode_devtmpfs_gives_the_node)
+{
+	kprog_dev_mode = 0666;
+	ASSERT_OK(kt_load());
+	EXPECT_EQ(mock_miscdev->mode, 0666);
+	kt_unload();
+}
+
+/* open() as @p: 0 or the negative errno; closes again on success. */
+static int open_as(struct mock_proc *p)
+{
+	struct file f = { .f_op = mock_miscdev->fops,
+			  .private_data = mock_miscdev };
+	int err;
+
+	mock_set_current(p);
+	err = f.f_op->open(NULL, &f);
+	if (!err)
+		f.f_op->release(NULL, &f);
+	return err;
+}
+
+TEST(main__dev_group_admits_its_members_and_cap_dac_override_only)
+{
+	struct mock_proc *member = mock_proc_new(1001);
+	struct mock_proc *other = mock_proc_new(1002);
+	struct mock_proc *root = mock_proc_new(0);
+
+	member->cred.fsgid = KGIDT_INIT(4242);
+	root->caps = BIT_ULL(CAP_DAC_OVERRIDE);
+	EXPECT_OK(open_as(other));		/* -1: no check */
+	kprog_dev_group = 4242;
+	EXPECT_OK(open_as(member));
+	EXPECT_ERR(open_as(other), -EACCES);
+	EXPECT_OK(open_as(root));
+	root->caps = BIT_ULL(CAP_SYS_ADMIN);	/* not the one that counts */
+	EXPECT_ERR(open_as(root), -EACCES);
 }
 
 struct bad_param {
@@ -68,6 +107,8 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 		{ &kprog_chan_bytes, 16U << 20, "chan_bytes" },
 		{ &kprog_fast_limit, (1U << 20) + 1, "fast_limit" },
 		{ &kprog_max_chans, 65537, "max_chans" },
+		{ &kprog_dev_mode, 01000, "dev_mode" },
+		{ (unsigned int *)&kprog_dev_group, -2, "dev_group" },
 	};
 	int i;
 
