@@ -31,7 +31,7 @@ DKMSDIR ?= /usr/src/kprog-$(VERSION)
 DKMS_FILES := dkms.conf Kbuild kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
-.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-huge check-twonode demo microbench latency checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-twonode demo microbench latency checkpatch kcore clean
 
 all: module user
 
@@ -67,6 +67,11 @@ check-huge: setup
 check-twonode: setup
 	$(MAKE) all
 	tests/twonode/smoke
+
+# dkms install + modprobe of the module in the VM, in overlays that keep the
+# host's /lib/modules untouched (about 2 minutes; not part of `make check`)
+check-dkms: setup
+	scripts/vm-run --no-module -- scripts/check-dkms
 
 # the seed-001 microbenchmarks (interrupt cost, progress threads) in the VM
 microbench: setup
