@@ -118,6 +118,36 @@ static void kprog_take_msg(struct kprog_ep *ep, struct kprog_msg *msg)
 }
 
 /**
+ * kprog_match_held() - does a message matching a receive wait here?
+ * @ep: the receiving endpoint
+ * @context: the receive's context
+ * @source: its source rank or KPROG_ANY_SOURCE
+ * @tag: its tag or KPROG_ANY_TAG
+ *
+ * A hint only (the message may be taken right after): lets a
+ * KPROG_RECV_ARRIVED receive that finds nothing fail before it builds an
+ * operation, which is most of what a client's walk of kept-back receives
+ * asks.
+ *
+ * Return: true if one is queued.
+ */
+bool kprog_match_held(struct kprog_ep *ep, u32 context, s32 source, s32 tag)
+{
+	struct kprog_msg *it;
+	bool found = false;
+
+	spin_lock_bh(&ep->mlock);
+	list_for_each_entry(it, &ep->unexpected, qnode) {
+		if (kprog_env_match(&it->env, context, source, tag)) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock_bh(&ep->mlock);
+	return found;
+}
+
+/**
  * kprog_match_recv() - match a new receive against the queues, or post it
  * @ep: the receiving endpoint (current process)
  * @rop: the new receive (state NEW, not yet on its owner's list)

@@ -177,6 +177,11 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 		if (err)
 			return err;
 	}
+	/* Cheap answer to the common question "not yet?" (ECONNRESET aside). */
+	if (arrived && !by_msg &&
+	    (p->peer == KPROG_ANY_SOURCE || !kprog_job_rank_left(job, p->peer)) &&
+	    !kprog_match_held(ep, p->context, p->peer, p->tag))
+		return -EAGAIN;
 	/* Charged by the match: a held message needs no free slot. */
 	rop = kprog_op_new(ep, p, false, NULL, KPROG_BUDGET_NONE);
 	if (IS_ERR(rop))

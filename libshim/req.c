@@ -345,6 +345,7 @@ static bool recvs_overlap(const struct kprog_post *a, const struct kprog_post *b
 }
 
 #define ARRIVED_SCAN 256
+#define ARRIVED_GAP_NS 1000000
 
 /* Messages of world rank @w the kernel holds unexpected (ring, per source). */
 static uint32_t held_from(int32_t w)
@@ -369,33 +370,41 @@ static uint32_t held_from(int32_t w)
  * Only a receive that no earlier kept-back receive could match the same
  * message as is tried: a message taken here then belongs to no earlier
  * receive, even one that arrives during the walk (MPI order; receives in
- * the kernel are older still and matched on arrival). Channel records are
- * drained into the kernel first, so that the per-source counts of held
- * messages tell which receives can match at all: only those cost a system
- * call. The walk looks at the first ARRIVED_SCAN kept-back receives (the
- * order check is quadratic), only when the kernel or a channel has news,
- * and not while receives are posted in user space (they come first and
- * are not in the kernel).
+ * the kernel are older still and matched on arrival). New channel records
+ * are drained into the kernel first, so that the per-source counts of
+ * held messages tell which receives can match at all: only those cost a
+ * system call. The walk looks at the first ARRIVED_SCAN kept-back receives
+ * (the order check is quadratic), only when a message arrived since the
+ * last walk, and not while receives are posted in user space (they come
+ * first and are not in the kernel). It is a liveness device, not a fast
+ * path: outside idle waits (@idle) at most one walk per ARRIVED_GAP_NS.
  */
-static void take_arrived(void)
+static void take_arrived(bool idle)
 {
 	static uint32_t walked;		/* events at the last walk */
+	static uint64_t published, last_ns;
 	static bool have_walked;
 	const struct kprog_post *seen[ARRIVED_SCAN];
 	uint32_t ev, *pp = &dq_head[1], prev = KP_NO_REQ;
 	struct kprog_chan_drain d = { .peer = KPROG_ANY_SOURCE };
-	int nseen = 0, i;
-	bool news;
+	uint64_t pub, now;
+	int nseen = 0, i, tried = 0, taken = 0;
 
-	if (!kp.recv_arrived || kp_fast_user_recvs())
+	if (!kp.recv_arrived || dq_head[1] == KP_NO_REQ || kp_fast_user_recvs())
 		return;
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
-	news = kp_fast_news();
-	if (have_walked && ev == walked && !news)
+	pub = kp_fast_rx_published();
+	if (have_walked && ev == walked && pub == published)
 		return;
-	if (news)
+	now = kp_now_ns();
+	if (!idle && have_walked && now - last_ns < ARRIVED_GAP_NS)
+		return;
+	if (pub != published)
 		ioctl(kp.fd, KPROG_IOC_CHAN_DRAIN, &d);	/* best effort: each recv drains too */
-	walked = ev;
+	/* after the drain: its arrivals bump the events, already looked at */
+	walked = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
+	published = pub;
+	last_ns = now;
 	have_walked = true;
 	while (*pp != KP_NO_REQ && nseen < ARRIVED_SCAN &&
 	       __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE)) {
@@ -409,6 +418,7 @@ static void take_arrived(void)
 			r->post.flags |= KPROG_RECV_ARRIVED;
 			e = post_ioctl(r, KPROG_IOC_RECV);
 			r->post.flags &= ~KPROG_RECV_ARRIVED;
+			tried++;
 		}
 		if (e == EAGAIN) {	/* stays queued: later ones must not overtake it */
 			seen[nseen++] = &r->post;
@@ -419,11 +429,14 @@ static void take_arrived(void)
 		*pp = r->next_deferred;
 		if (dq_tail[1] == slot_of(r))
 			dq_tail[1] = prev;
+		taken++;
 		if (e)
 			fail_now(r, e);
 		else
 			after_post(r);
 	}
+	kp_log(3, "kept-back receives: %d tried, %d took an arrived message (%d looked at)",
+	       tried, taken, nseen + taken);
 }
 
 static void flush_queue(int q)
@@ -434,13 +447,13 @@ static void flush_queue(int q)
 		int e;
 
 		if (q == 1 && !recv_room()) {
-			take_arrived();
+			take_arrived(false);
 			return;
 		}
 		e = post_ioctl(r, ioc_of(r));
 		if (e == ENOBUFS) {
 			if (q == 1)
-				take_arrived();
+				take_arrived(false);
 			return;
 		}
 		dq_head[q] = r->next_deferred;
@@ -492,6 +505,12 @@ void kp_deferred_flush(void)
 		flush_queue(0);
 	if (dq_head[1] != KP_NO_REQ)
 		flush_queue(1);
+}
+
+void kp_deferred_arrived(void)
+{
+	if (dq_head[1] != KP_NO_REQ && !recv_room())
+		take_arrived(true);
 }
 
 bool kp_deferred_sends(void)

@@ -152,6 +152,7 @@ static inline struct kp_req *kp_req(MPI_Request r) { return (struct kp_req *)(vo
 uint64_t kp_req_id(struct kp_req *r);
 void kp_ring_drain(void);		/* completions from the ring, overflow */
 void kp_deferred_flush(void);		/* posts the module refused earlier */
+void kp_deferred_arrived(void);		/* idle: kept-back receives take arrived messages */
 bool kp_deferred_sends(void);		/* sends wait for kernel slots */
 bool kp_deferred_recvs(void);		/* receives wait for kernel slots */
 const struct kp_req *kp_kernel_recvs(void);	/* receives in the kernel (knext) */
@@ -204,6 +205,7 @@ int kp_fast_mrecv(struct kp_req *m, void *buf, int count, MPI_Datatype type, MPI
 void kp_fast_poll(void);
 bool kp_fast_news(void);		/* something to poll since the last poll */
 bool kp_fast_user_recvs(void);		/* receives posted in user space exist */
+uint64_t kp_fast_rx_published(void);	/* bytes published to us on all channels */
 void kp_fast_waiting(bool on);		/* ask senders to kick us */
 void kp_status_empty(MPI_Status *st);
 void kp_status_copy(MPI_Status *dst, const struct kp_req *r, bool with_error);

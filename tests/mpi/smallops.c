@@ -21,7 +21,7 @@
  */
 #include "check.h"
 
-#define NREQ 300
+#define NREQ 150
 #define BIG (20 << 10)		/* above the default eager limit of 8 KiB */
 
 static int rank, size, peer;
