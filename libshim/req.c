@@ -24,6 +24,7 @@ static uint32_t free_head = KP_NO_REQ;
 static uint32_t dq_head[2] = { KP_NO_REQ, KP_NO_REQ };	/* deferred sends, receives */
 static uint32_t dq_tail[2] = { KP_NO_REQ, KP_NO_REQ };
 static uint32_t n_kernel_recv, recv_cap;	/* receives posted in the kernel, their cap */
+static uint32_t recv_pushes;	/* receives ever kept back: a walk looks at new ones */
 static struct kp_req *khead;	/* receives posted in the kernel (knext/kprev) */
 
 const struct kp_req *kp_kernel_recvs(void)
@@ -303,6 +304,8 @@ static void dq_push(struct kp_req *r)
 
 	r->state = RS_DEFERRED;
 	r->next_deferred = KP_NO_REQ;
+	if (q == 1)
+		recv_pushes++;
 	if (dq_tail[q] == KP_NO_REQ)
 		dq_head[q] = slot_of(r);
 	else
@@ -374,14 +377,14 @@ static uint32_t held_from(int32_t w)
  * are drained into the kernel first, so that the per-source counts of
  * held messages tell which receives can match at all: only those cost a
  * system call. The walk looks at the first ARRIVED_SCAN kept-back receives
- * (the order check is quadratic), only when a message arrived since the
- * last walk, and not while receives are posted in user space (they come
+ * (the order check is quadratic), only when a message arrived or a receive
+ * was kept back since the last walk, and not while receives are posted in user space (they come
  * first and are not in the kernel). It is a liveness device, not a fast
  * path: outside idle waits (@idle) at most one walk per ARRIVED_GAP_NS.
  */
 static void take_arrived(bool idle)
 {
-	static uint32_t walked;		/* events at the last walk */
+	static uint32_t walked, pushed;	/* events, receives kept back at the last walk */
 	static uint64_t published, last_ns;
 	static bool have_walked;
 	const struct kprog_post *seen[ARRIVED_SCAN];
@@ -394,7 +397,7 @@ static void take_arrived(bool idle)
 		return;
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
 	pub = kp_fast_rx_published();
-	if (have_walked && ev == walked && pub == published)
+	if (have_walked && ev == walked && pub == published && recv_pushes == pushed)
 		return;
 	now = kp_now_ns();
 	if (!idle && have_walked && now - last_ns < ARRIVED_GAP_NS)
@@ -404,6 +407,7 @@ static void take_arrived(bool idle)
 	/* after the drain: its arrivals bump the events, already looked at */
 	walked = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
 	published = pub;
+	pushed = recv_pushes;
 	last_ns = now;
 	have_walked = true;
 	while (*pp != KP_NO_REQ && nseen < ARRIVED_SCAN &&
