@@ -4,6 +4,9 @@
 # the VM; `make microbench` and `make latency` the other benchmarks there;
 # `make check-twonode` the soft-RoCE bench in one VM and across two.
 # They call scripts/setup first, so they work on a fresh machine.
+# `make install` (PREFIX, DESTDIR) installs the shim, header, pkg-config
+# file, tools and udev rule; `make install-dkms` the module's sources for
+# dkms (dkms.conf).
 
 ifeq ($(KVER),)
 KVER = $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
@@ -15,7 +18,20 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 USER_DIRS := libshim bench tests/selftests tests/mpi tests/twonode
 
-.PHONY: all module user $(USER_DIRS) setup check check-huge check-twonode demo microbench latency checkpatch kcore clean
+# Installation (`make install`, `make install-dkms`; DESTDIR for staging).
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DOCDIR ?= $(PREFIX)/share/doc/kprog
+UDEVRULESDIR ?= /etc/udev/rules.d
+DKMSDIR ?= /usr/src/kprog-$(VERSION)
+# What the module's build needs, as dkms builds it from $(DKMSDIR).
+DKMS_FILES := dkms.conf Kbuild kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.[ch])) \
+	      include/uapi/linux/kprog.h
+
+.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-twonode demo microbench latency checkpatch kcore clean
 
 all: module user
 
@@ -52,6 +68,11 @@ check-twonode: setup
 	$(MAKE) all
 	tests/twonode/smoke
 
+# dkms install + modprobe of the module in the VM, in overlays that keep the
+# host's /lib/modules untouched (about 2 minutes; not part of `make check`)
+check-dkms: setup
+	scripts/vm-run --no-module -- scripts/check-dkms
+
 # the seed-001 microbenchmarks (interrupt cost, progress threads) in the VM
 microbench: setup
 	$(MAKE) all
@@ -70,6 +91,39 @@ kcore:
 
 checkpatch:
 	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f $$(git ls-files "kmod/*.[ch]" include/uapi/linux/kprog.h)
+
+# The shim, the ABI header, a pkg-config file, the tools (kprog-stat), the
+# udev rule and the modprobe.d/modules-load.d examples. The module itself
+# is installed by dkms (install-dkms) or `make module` + your own copy.
+install:
+	$(MAKE) -C libshim libkprog.so
+	$(MAKE) -C bench kprog-stat
+	install -D -m 0755 libshim/libkprog.so $(DESTDIR)$(LIBDIR)/libkprog.so
+	install -D -m 0644 include/uapi/linux/kprog.h $(DESTDIR)$(INCLUDEDIR)/linux/kprog.h
+	mkdir -p $(DESTDIR)$(LIBDIR)/pkgconfig
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    packaging/kprog.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/kprog.pc
+	install -D -m 0755 bench/kprog-stat $(DESTDIR)$(BINDIR)/kprog-stat
+	install -D -m 0644 packaging/udev/90-kprog.rules $(DESTDIR)$(UDEVRULESDIR)/90-kprog.rules
+	install -D -m 0644 packaging/modprobe.d/kprog.conf $(DESTDIR)$(DOCDIR)/examples/modprobe.d/kprog.conf
+	install -D -m 0644 packaging/modules-load.d/kprog.conf $(DESTDIR)$(DOCDIR)/examples/modules-load.d/kprog.conf
+
+# The module's sources where dkms expects them; then, as root:
+#   dkms install kprog/$(VERSION)     (builds for the running kernel; with
+#   AUTOINSTALL, every later kernel too)
+install-dkms:
+	@for f in $(DKMS_FILES); do install -D -m 0644 $$f $(DESTDIR)$(DKMSDIR)/$$f || exit 1; done
+	@echo "sources in $(DESTDIR)$(DKMSDIR); now: dkms install kprog/$(VERSION)"
+
+print-kdir:
+	@echo $(KDIR)
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libkprog.so $(DESTDIR)$(INCLUDEDIR)/linux/kprog.h \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/kprog.pc $(DESTDIR)$(BINDIR)/kprog-stat \
+	      $(DESTDIR)$(UDEVRULESDIR)/90-kprog.rules
+	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DKMSDIR)
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean

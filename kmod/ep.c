@@ -17,7 +17,7 @@ static void kprog_ep_release(struct kref *ref)
 	struct kprog_ep *ep = container_of(ref, struct kprog_ep, ref);
 
 	/* Every op returned its slot and iovec entries before it let go. */
-	WARN_ON_ONCE(ep->nr_ops || ep->iov_total);
+	WARN_ON_ONCE(ep->nr_ops || ep->nr_rndv || ep->iov_total);
 	WARN_ON_ONCE(!xa_empty(&ep->chans));
 	xa_destroy(&ep->chans);
 	kprog_ring_free(&ep->ring);

@@ -39,7 +39,11 @@ struct kprog_job;
  * @closed: the file is being released: completions are dropped
  * @ops: operations whose completion is pending
  * @overflow: completed operations whose completion waits for ring room
- * @nr_ops: charged operations, at most kprog_max_ops
+ * @nr_ops: receives holding a slot, at most kprog_max_ops (more only by
+ *	receives that took a message already held here, see
+ *	kprog_match_recv())
+ * @nr_rndv: rendezvous sends waiting for their receiver or transfer, at
+ *	most kprog_max_rndv
  * @iov_total: their iovec entries, at most kprog_max_iov_total
  * @xfers: transfers that may touch this endpoint's memory
  * @ring: the completion ring
@@ -67,6 +71,7 @@ struct kprog_ep {
 	struct list_head ops;
 	struct list_head overflow;
 	u32 nr_ops;
+	u32 nr_rndv;
 	u32 iov_total;
 	atomic_t xfers;
 

@@ -23,6 +23,7 @@
 extern unsigned int kprog_eager_limit;
 extern unsigned int kprog_eager_quota;
 extern unsigned int kprog_max_ops;
+extern unsigned int kprog_max_rndv;
 extern unsigned int kprog_max_iov;
 extern unsigned int kprog_max_iov_total;
 extern unsigned int kprog_ring_entries;
@@ -30,6 +31,8 @@ extern unsigned int kprog_max_job_size;
 extern unsigned int kprog_fast_limit;
 extern unsigned int kprog_chan_bytes;
 extern unsigned int kprog_max_chans;
+extern unsigned int kprog_dev_mode;
+extern int kprog_dev_group;
 
 /*
  * Largest message: far beyond any count MPI can express, small enough

@@ -15,6 +15,9 @@
 #include <linux/log2.h>
 #include <linux/socket.h>
 #include <linux/poll.h>
+#include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/uidgid.h>
 #include "kprog.h"
 #include "job.h"
 #include "op.h"
@@ -39,7 +42,18 @@ MODULE_PARM_DESC(eager_quota,
 unsigned int kprog_max_ops = 16384;
 module_param_named(max_ops, kprog_max_ops, uint, 0444);
 MODULE_PARM_DESC(max_ops,
-		 "Operations an endpoint may have posted or held back (default 16384)");
+		 "Receives an endpoint may have posted or held back (default 16384)");
+
+/*
+ * Descriptor-only: a rendezvous send waiting for its receiver holds its
+ * envelope and an op, not its pages. Apart from max_ops so that sends
+ * waiting at a peer can never take the slots the receives they wait for
+ * need (op.h, enum kprog_op_budget).
+ */
+unsigned int kprog_max_rndv = 16384;
+module_param_named(max_rndv, kprog_max_rndv, uint, 0444);
+MODULE_PARM_DESC(max_rndv,
+		 "Rendezvous sends an endpoint may have waiting for their receiver, a few hundred bytes each (default 16384)");
 
 unsigned int kprog_max_iov = 1024;
 module_param_named(max_iov, kprog_max_iov, uint, 0444);
@@ -74,10 +88,38 @@ module_param_named(max_chans, kprog_max_chans, uint, 0444);
 MODULE_PARM_DESC(max_chans,
 		 "Channels one endpoint may have, each 4 KiB + 2 * chan_bytes (default 256)");
 
+/*
+ * Who may open /dev/kprog. The node's mode comes from dev_mode (devtmpfs
+ * takes it from the misc device); devtmpfs cannot give a misc device's
+ * node a group, so the udev rule (packaging/udev/) sets the node's group,
+ * and dev_group makes the module itself refuse everybody else, whatever
+ * the node's permissions (a copied node, a container's own /dev).
+ */
+unsigned int kprog_dev_mode = 0660;
+module_param_named(dev_mode, kprog_dev_mode, uint, 0444);
+MODULE_PARM_DESC(dev_mode,
+		 "Permissions of /dev/kprog as devtmpfs creates it (default 0660)");
+
+int kprog_dev_group = -1;
+module_param_named(dev_group, kprog_dev_group, int, 0444);
+MODULE_PARM_DESC(dev_group,
+		 "Only members of this group id (or CAP_DAC_OVERRIDE) may open /dev/kprog; -1: no check (default)");
+
+static bool kprog_open_allowed(void)
+{
+	if (kprog_dev_group < 0)
+		return true;
+	return in_group_p(make_kgid(&init_user_ns, kprog_dev_group)) ||
+	       capable(CAP_DAC_OVERRIDE);
+}
+
 static int kprog_open(struct inode *inode, struct file *file)
 {
-	struct kprog_ep *ep = kprog_ep_alloc();
+	struct kprog_ep *ep;
 
+	if (!kprog_open_allowed())
+		return -EACCES;
+	ep = kprog_ep_alloc();
 	if (!ep)
 		return -ENOMEM;
 	file->private_data = ep;
@@ -251,11 +293,13 @@ static long kprog_ioc_info(void __user *uarg)
 {
 	struct kprog_info info = {
 		.abi_version = KPROG_ABI_VERSION,
-		.features = KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG,
+		.features = KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
+			    KPROG_FEAT_RECV_ARRIVED,
 		.transports = kprog_xport_mask(),
 		.eager_limit = kprog_eager_limit,
 		.eager_quota = kprog_eager_quota,
 		.max_ops = kprog_max_ops,
+		.max_rndv = kprog_max_rndv,
 		.max_iov = kprog_max_iov,
 		.max_iov_total = kprog_max_iov_total,
 		.ring_entries = kprog_ring_entries,
@@ -466,7 +510,6 @@ static struct miscdevice kprog_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "kprog",
 	.fops = &kprog_fops,
-	.mode = 0666,
 };
 
 static int kprog_check_params(void)
@@ -488,6 +531,10 @@ static int kprog_check_params(void)
 	}
 	if (!kprog_max_ops || kprog_max_ops > (1U << 20)) {
 		pr_err("kprog: max_ops must be in [1, 1048576]\n");
+		return -EINVAL;
+	}
+	if (!kprog_max_rndv || kprog_max_rndv > (1U << 20)) {
+		pr_err("kprog: max_rndv must be in [1, 1048576]\n");
 		return -EINVAL;
 	}
 	if (!kprog_max_iov || kprog_max_iov > 65536) {
@@ -516,6 +563,16 @@ static int kprog_check_params(void)
 		pr_err("kprog: max_chans must be <= 65536\n");
 		return -EINVAL;
 	}
+	if (kprog_dev_mode > 0777) {
+		pr_err("kprog: dev_mode must be <= 0777\n");
+		return -EINVAL;
+	}
+	if (kprog_dev_group < -1 ||
+	    (kprog_dev_group >= 0 &&
+	     !gid_valid(make_kgid(&init_user_ns, kprog_dev_group)))) {
+		pr_err("kprog: dev_group must be a group id or -1\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -539,6 +596,7 @@ static int __init kprog_init(void)
 	if (err)
 		goto err_xport;
 	kprog_stats_debugfs_init();
+	kprog_misc.mode = kprog_dev_mode;
 	err = misc_register(&kprog_misc);
 	if (err)
 		goto err_irq;

@@ -118,21 +118,58 @@ static void kprog_take_msg(struct kprog_ep *ep, struct kprog_msg *msg)
 }
 
 /**
+ * kprog_match_held() - does a message matching a receive wait here?
+ * @ep: the receiving endpoint
+ * @context: the receive's context
+ * @source: its source rank or KPROG_ANY_SOURCE
+ * @tag: its tag or KPROG_ANY_TAG
+ *
+ * A hint only (the message may be taken right after): lets a
+ * KPROG_RECV_ARRIVED receive that finds nothing fail before it builds an
+ * operation, which is most of what a client's walk of kept-back receives
+ * asks.
+ *
+ * Return: true if one is queued.
+ */
+bool kprog_match_held(struct kprog_ep *ep, u32 context, s32 source, s32 tag)
+{
+	struct kprog_msg *it;
+	bool found = false;
+
+	spin_lock_bh(&ep->mlock);
+	list_for_each_entry(it, &ep->unexpected, qnode) {
+		if (kprog_env_match(&it->env, context, source, tag)) {
+			found = true;
+			break;
+		}
+	}
+	spin_unlock_bh(&ep->mlock);
+	return found;
+}
+
+/**
  * kprog_match_recv() - match a new receive against the queues, or post it
  * @ep: the receiving endpoint (current process)
  * @rop: the new receive (state NEW, not yet on its owner's list)
  * @msgp: set to the matched message, taken off its queue, or to NULL
+ * @arrived_only: take a message already held, never post (KPROG_RECV_ARRIVED)
  *
  * A receive that takes a rendezvous message or is posted is put on its
  * owner's list (its completion will go to the ring); one that takes an
  * eager message is not (the caller completes it at once).
  *
+ * An uncharged @rop (KPROG_BUDGET_NONE) is charged a max_ops slot here:
+ * past the limit when it takes a held message (that message's memory is
+ * bounded by its sender's budgets, and refusing would let a program whose
+ * receives wait in user space stop progressing), within it when posted.
+ *
  * Return: 0 (matched or posted), -ENOENT (KPROG_RECV_MESSAGE with an
- * unknown id) or -ECONNRESET (the named source left and nothing of it is
- * buffered: the receive would never match).
+ * unknown id), -ECONNRESET (the named source left and nothing of it is
+ * buffered: the receive would never match), -EAGAIN (@arrived_only and
+ * nothing matched) or -ENOBUFS (max_ops reached, nothing matched).
  */
 int kprog_match_recv(struct kprog_ep *ep, struct kprog_op *rop,
-		     struct kprog_msg **msgp)
+		     struct kprog_msg **msgp, bool arrived_only)
 {
 	struct kprog_msg *msg = NULL, *it;
 	int err = 0;
@@ -160,13 +197,20 @@ int kprog_match_recv(struct kprog_ep *ep, struct kprog_op *rop,
 	if (msg) {
 		kprog_take_msg(ep, msg);
 		rop->state = KPROG_OP_MATCHED;
+		if (rop->budget == KPROG_BUDGET_NONE)
+			kprog_op_charge_budget(rop, KPROG_BUDGET_OPS, true);
 		if (kprog_msg_is_rndv(msg) && !msg->src_gone)
 			kprog_op_activate(rop);
 		*msgp = msg;
 	} else if (!err && rop->peer != KPROG_ANY_SOURCE &&
 		   kprog_job_rank_left(ep->job, rop->peer)) {
 		err = -ECONNRESET;
-	} else if (!err) {
+	} else if (!err && arrived_only) {
+		err = -EAGAIN;
+	} else if (!err && rop->budget == KPROG_BUDGET_NONE) {
+		err = kprog_op_charge_budget(rop, KPROG_BUDGET_OPS, false);
+	}
+	if (!msg && !err) {
 		kprog_op_activate(rop);
 		kprog_op_get(rop);
 		rop->state = KPROG_OP_POSTED;

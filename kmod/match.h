@@ -24,8 +24,9 @@ int kprog_probe_post(struct kprog_ep *ep, struct kprog_probe *pr);
 
 /* match.c */
 int kprog_match_recv(struct kprog_ep *ep, struct kprog_op *rop,
-		     struct kprog_msg **msgp);
+		     struct kprog_msg **msgp, bool arrived_only);
 int kprog_match_probe(struct kprog_ep *ep, struct kprog_probe *pr);
+bool kprog_match_held(struct kprog_ep *ep, u32 context, s32 source, s32 tag);
 int kprog_cancel(struct kprog_ep *ep, u64 req_id);
 void kprog_depart(struct kprog_ep *ep);
 

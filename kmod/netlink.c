@@ -13,7 +13,11 @@
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
+#ifdef KPROG_HAVE_LINUX_UNALIGNED
+#include <linux/unaligned.h>
+#else
 #include <asm/unaligned.h>
+#endif
 #include <net/genetlink.h>
 #include "netlink.h"
 #include "irqsrc.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kprog operations: creation from a post, the owner's budgets (max_ops,
- * max_iov_total), the owner's list of pending operations, references and
+ * max_rndv, max_iov_total), the owner's list of pending operations, references and
  * the deferred free.
  */
 #include <linux/export.h>
@@ -85,6 +85,8 @@ EXPORT_SYMBOL_GPL(kprog_op_put);
  * @ep: owner
  * @iov_entries: entries of an iovec array (0 for a single buffer)
  *
+ * For an eager send, which holds them only during its post.
+ *
  * Return: 0 or -ENOBUFS.
  */
 int kprog_op_charge(struct kprog_ep *ep, u32 iov_entries)
@@ -99,6 +101,48 @@ int kprog_op_charge(struct kprog_ep *ep, u32 iov_entries)
 	} else {
 		ep->nr_ops++;
 		ep->iov_total += iov_entries;
+	}
+	spin_unlock_irqrestore(&ep->olock, flags);
+	return err;
+}
+
+/**
+ * kprog_op_charge_budget() - charge an uncharged op to one of its
+ *	owner's budgets
+ * @op: operation with budget KPROG_BUDGET_NONE
+ * @budget: KPROG_BUDGET_OPS or KPROG_BUDGET_RNDV
+ * @force: past the limits: for a receive that takes a message already
+ *	held by its owner, whose memory its sender's budget bounds
+ *
+ * Any context; takes the owner's olock (irq-safe, may nest in mlock).
+ *
+ * Return: 0 or -ENOBUFS.
+ */
+int kprog_op_charge_budget(struct kprog_op *op, enum kprog_op_budget budget,
+			   bool force)
+{
+	struct kprog_ep *ep = op->owner;
+	unsigned long flags;
+	u32 *count, limit;
+	int err = 0;
+
+	if (WARN_ON_ONCE(op->budget != KPROG_BUDGET_NONE))
+		return -EINVAL;
+	if (budget == KPROG_BUDGET_RNDV) {
+		count = &ep->nr_rndv;
+		limit = kprog_max_rndv;
+	} else {
+		count = &ep->nr_ops;
+		limit = kprog_max_ops;
+	}
+	spin_lock_irqsave(&ep->olock, flags);
+	if (!force && (*count >= limit ||
+		       ep->iov_total + op->iov_charge > kprog_max_iov_total)) {
+		err = -ENOBUFS;
+	} else {
+		(*count)++;
+		ep->iov_total += op->iov_charge;
+		op->budget = budget;
 	}
 	spin_unlock_irqrestore(&ep->olock, flags);
 	return err;
@@ -121,23 +165,25 @@ void kprog_op_uncharge_raw(struct kprog_ep *ep, u32 iov_entries)
 }
 
 /**
- * kprog_op_create() - a new operation of @ep from a post
+ * kprog_op_new() - a new operation of @ep from a post
  * @ep: the posting endpoint (joined)
  * @post: the validated request; addresses are in current's mm
  * @is_send: a send rather than a receive
  * @im: the post's buffer if the caller imported it already (the op takes
  *	it over, leaving @im empty), or NULL
+ * @budget: the budget to charge now (ENOBUFS when it is used up), or
+ *	KPROG_BUDGET_NONE to charge later with kprog_op_charge_budget()
  *
- * Copies the iovec array, charges one of the endpoint's max_ops slots and
- * the array's entries against max_iov_total (ENOBUFS), references the
- * poster's mm and @ep. The caller either activates the op or uncharges
- * and puts it.
+ * Copies the iovec array, charges one slot of @budget and the array's
+ * entries against max_iov_total, references the poster's mm and @ep. The
+ * caller either activates the op or uncharges and puts it.
  *
  * Return: the op with one reference, or an ERR_PTR.
  */
-struct kprog_op *kprog_op_create(struct kprog_ep *ep,
-				 const struct kprog_post *post, bool is_send,
-				 struct kprog_iov_import *im)
+struct kprog_op *kprog_op_new(struct kprog_ep *ep,
+			      const struct kprog_post *post, bool is_send,
+			      struct kprog_iov_import *im,
+			      enum kprog_op_budget budget)
 {
 	struct kprog_iov_import own;
 	struct kprog_op *op;
@@ -177,16 +223,36 @@ struct kprog_op *kprog_op_create(struct kprog_ep *ep,
 	op->buf.len = im->len;
 	im->nr_iov = 0;
 
-	err = kprog_op_charge(ep, op->iov_charge);
-	if (err) {
-		kprog_op_free(op);
-		return ERR_PTR(err);
+	op->owner = ep;		/* not referenced yet: kprog_op_free() skips it */
+	if (budget != KPROG_BUDGET_NONE) {
+		err = kprog_op_charge_budget(op, budget, false);
+		if (err) {
+			op->owner = NULL;
+			kprog_op_free(op);
+			return ERR_PTR(err);
+		}
 	}
 	kprog_ep_get(ep);
-	op->owner = ep;
 	mmgrab(current->mm);
 	op->buf.mm = current->mm;
 	return op;
+}
+
+/**
+ * kprog_op_create() - kprog_op_new() charged to the budget of its kind
+ * @ep: the posting endpoint (joined)
+ * @post: the validated request
+ * @is_send: a rendezvous send (max_rndv) rather than a receive (max_ops)
+ * @im: as for kprog_op_new()
+ *
+ * Return: the op with one reference, or an ERR_PTR.
+ */
+struct kprog_op *kprog_op_create(struct kprog_ep *ep,
+				 const struct kprog_post *post, bool is_send,
+				 struct kprog_iov_import *im)
+{
+	return kprog_op_new(ep, post, is_send, im,
+			    is_send ? KPROG_BUDGET_RNDV : KPROG_BUDGET_OPS);
 }
 
 /**

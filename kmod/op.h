@@ -4,7 +4,9 @@
  * completion goes to that endpoint's ring.
  *
  * Life of an operation (see docs/DESIGN.md for the diagram):
- *   NEW      created by a post, charged one of the owner's max_ops slots
+ *   NEW      created by a post; a rendezvous send is charged one of the
+ *            owner's max_rndv descriptors, a receive one of its max_ops
+ *            slots once it is matched or posted (see kprog_op_budget)
  *   POSTED   receive: in owner->posted waiting for a message;
  *            rendezvous send: its message waits at the receiver
  *   MATCHED  receive: a transfer moves the data in; send: the receiver
@@ -44,6 +46,25 @@ enum kprog_op_state {
 };
 
 /**
+ * enum kprog_op_budget - which of the owner's budgets an op is charged to
+ * @KPROG_BUDGET_NONE: none (yet): a receive before matching, or after its
+ *	slot was returned
+ * @KPROG_BUDGET_OPS: a max_ops slot (receives)
+ * @KPROG_BUDGET_RNDV: a max_rndv descriptor (rendezvous sends)
+ *
+ * Two budgets because of liveness: a rendezvous send that waits for its
+ * receiver holds only a descriptor (no pinned page, no buffer), but if it
+ * held a max_ops slot, a few such sends could take every slot of their
+ * owner while the receives they wait for sit in the peer's user-space
+ * queue behind receives that wait for this owner's next sends.
+ */
+enum kprog_op_budget {
+	KPROG_BUDGET_NONE,
+	KPROG_BUDGET_OPS,
+	KPROG_BUDGET_RNDV,
+};
+
+/**
  * enum kprog_op_olist - which owner list an operation is on
  * @KPROG_OL_NONE: none
  * @KPROG_OL_ACTIVE: owner->ops: posted, completion pending
@@ -68,6 +89,7 @@ enum kprog_op_olist {
  *	follows its message (under the receiver's mlock)
  * @olist: enum kprog_op_olist, under owner->olock
  * @is_send: a send rather than a receive
+ * @budget: enum kprog_op_budget, under owner->olock
  * @context: communicator context
  * @peer: send: destination rank; receive: source rank or ANY_SOURCE
  * @tag: tag, or ANY_TAG for a receive
@@ -89,6 +111,7 @@ struct kprog_op {
 	struct llist_node fnode;
 	u8 state;
 	u8 olist;
+	u8 budget;
 	bool is_send;
 	bool by_msg;
 	u32 context;
@@ -104,9 +127,15 @@ struct kprog_op {
 	struct kprog_cqe cqe;
 };
 
+struct kprog_op *kprog_op_new(struct kprog_ep *ep,
+			      const struct kprog_post *post, bool is_send,
+			      struct kprog_iov_import *im,
+			      enum kprog_op_budget budget);
 struct kprog_op *kprog_op_create(struct kprog_ep *ep,
 				 const struct kprog_post *post, bool is_send,
 				 struct kprog_iov_import *im);
+int kprog_op_charge_budget(struct kprog_op *op, enum kprog_op_budget budget,
+			   bool force);
 void kprog_op_get(struct kprog_op *op);
 void kprog_op_put(struct kprog_op *op);
 void kprog_op_activate(struct kprog_op *op);
@@ -118,17 +147,28 @@ int kprog_op_init(void);
 void kprog_op_exit(void);
 
 /**
- * kprog_op_release_slot() - return the max_ops slot and iovec entries
+ * kprog_op_release_slot() - return the budget slot and iovec entries
  * @ep: its owner, olock held
  * @op: operation leaving the owner's lists (or never put on them)
  *
- * Exactly once per op that kprog_op_create() returned.
+ * Once per op that kprog_op_new() returned; a second call, or one for an
+ * op that was never charged, does nothing.
  */
 static inline void kprog_op_release_slot(struct kprog_ep *ep,
 					 struct kprog_op *op)
 {
 	lockdep_assert_held(&ep->olock);
-	ep->nr_ops--;
+	switch (op->budget) {
+	case KPROG_BUDGET_OPS:
+		ep->nr_ops--;
+		break;
+	case KPROG_BUDGET_RNDV:
+		ep->nr_rndv--;
+		break;
+	default:
+		return;
+	}
+	op->budget = KPROG_BUDGET_NONE;
 	WARN_ON_ONCE(ep->iov_total < op->iov_charge);
 	ep->iov_total -= op->iov_charge;
 }

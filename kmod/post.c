@@ -157,10 +157,12 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 	struct kprog_msg *msg;
 	struct kprog_op *rop;
 	bool by_msg = p->flags & KPROG_RECV_MESSAGE;
+	bool arrived = p->flags & KPROG_RECV_ARRIVED;
 	u64 bytes;
 	int err;
 
-	if (p->flags & ~(KPROG_POST_IOV | KPROG_RECV_MESSAGE))
+	if (p->flags & ~(KPROG_POST_IOV | KPROG_RECV_MESSAGE |
+			 KPROG_RECV_ARRIVED))
 		return -EINVAL;
 	if (!by_msg) {
 		if (p->peer != KPROG_ANY_SOURCE &&
@@ -175,14 +177,20 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 		if (err)
 			return err;
 	}
-	rop = kprog_op_create(ep, p, false, NULL);
+	/* Cheap answer to the common question "not yet?" (ECONNRESET aside). */
+	if (arrived && !by_msg &&
+	    (p->peer == KPROG_ANY_SOURCE || !kprog_job_rank_left(job, p->peer)) &&
+	    !kprog_match_held(ep, p->context, p->peer, p->tag))
+		return -EAGAIN;
+	/* Charged by the match: a held message needs no free slot. */
+	rop = kprog_op_new(ep, p, false, NULL, KPROG_BUDGET_NONE);
 	if (IS_ERR(rop))
 		return PTR_ERR(rop);
 	rop->by_msg = by_msg;
 	rop->msg_id = p->msg_id;
 	trace_kprog_post(job->key, ep->rank, false, p->req_id, p->context,
 			 p->peer, p->tag, rop->buf.len, p->flags);
-	err = kprog_match_recv(ep, rop, &msg);
+	err = kprog_match_recv(ep, rop, &msg, arrived);
 	p->done = 0;
 	if (err == -ECONNRESET) {
 		/* Nothing buffered from a rank that left: fail, don't hang. */

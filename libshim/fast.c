@@ -773,6 +773,24 @@ bool kp_fast_news(void)
 	return false;
 }
 
+bool kp_fast_user_recvs(void)
+{
+	return uhead != NULL;
+}
+
+uint64_t kp_fast_rx_published(void)
+{
+	uint64_t sum = 0;
+	int i;
+
+	if (!fast_on)
+		return 0;
+	map_new();
+	for (i = 0; i < nactive; i++)
+		sum += kp_dir_prod(&peers[active[i]].rx);
+	return sum;
+}
+
 void kp_fast_waiting(bool on)
 {
 	int i;

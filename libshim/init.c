@@ -125,6 +125,7 @@ static int open_and_join(uint64_t key)
 	kp.ring_mask = j.ring_entries - 1;
 	kp.max_iov = j.max_iov;
 	kp.max_ops = j.max_ops;
+	kp.recv_arrived = info.features & KPROG_FEAT_RECV_ARRIVED;
 	kp.eager_limit = j.eager_limit;
 	return ST_OK;
 }

@@ -67,7 +67,14 @@ static void ompi_kick(void)
 /* Sleep until something happens; the caller polls again afterwards. */
 static void nap(struct kp_wait *w, bool ompi_pending)
 {
-	uint32_t ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
+	uint64_t act = kp.activity;
+	uint32_t ev;
+
+	/* Before sleeping: receives kept back may find their messages here. */
+	kp_deferred_arrived();
+	if (kp.activity != act)
+		return;
+	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
 
 	kp_fast_waiting(true);
 	/* Last look after asking to be kicked: a sender may have missed the flag. */

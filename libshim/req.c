@@ -24,6 +24,7 @@ static uint32_t free_head = KP_NO_REQ;
 static uint32_t dq_head[2] = { KP_NO_REQ, KP_NO_REQ };	/* deferred sends, receives */
 static uint32_t dq_tail[2] = { KP_NO_REQ, KP_NO_REQ };
 static uint32_t n_kernel_recv, recv_cap;	/* receives posted in the kernel, their cap */
+static uint32_t recv_pushes;	/* receives ever kept back: a walk looks at new ones */
 static struct kp_req *khead;	/* receives posted in the kernel (knext/kprev) */
 
 const struct kp_req *kp_kernel_recvs(void)
@@ -288,7 +289,8 @@ static unsigned long ioc_of(struct kp_req *r)
  * one FIFO for sends and one for receives, so that sends stay in order
  * among sends and receives among receives; a send never waits behind a
  * receive (that could deadlock). Receives take at most 3/4 of max_ops in
- * the kernel, so that sends always find room.
+ * the kernel, so that eager sends (which hold a slot during their post)
+ * always find room; rendezvous sends have their own budget (max_rndv).
  */
 
 static int q_of(const struct kp_req *r)
@@ -302,6 +304,8 @@ static void dq_push(struct kp_req *r)
 
 	r->state = RS_DEFERRED;
 	r->next_deferred = KP_NO_REQ;
+	if (q == 1)
+		recv_pushes++;
 	if (dq_tail[q] == KP_NO_REQ)
 		dq_head[q] = slot_of(r);
 	else
@@ -335,6 +339,110 @@ static bool recv_room(void)
 	return n_kernel_recv < recv_cap;
 }
 
+/* Could one message match both receives (kernel form of peer, tag)? */
+static bool recvs_overlap(const struct kprog_post *a, const struct kprog_post *b)
+{
+	return a->context == b->context &&
+	       (a->peer == KPROG_ANY_SOURCE || b->peer == KPROG_ANY_SOURCE || a->peer == b->peer) &&
+	       (a->tag == KPROG_ANY_TAG || b->tag == KPROG_ANY_TAG || a->tag == b->tag);
+}
+
+#define ARRIVED_SCAN 256
+#define ARRIVED_GAP_NS 1000000
+
+/* Messages of world rank @w the kernel holds unexpected (ring, per source). */
+static uint32_t held_from(int32_t w)
+{
+	const struct kprog_src *src;
+	uint32_t off = kp.ring->src_offset, n = kp.ring->nr_src;
+
+	if (w < 0 || (uint32_t)w >= n ||
+	    off + (uint64_t)n * sizeof(*src) > kp.ring_bytes)
+		return 1;	/* unknown: ask the kernel */
+	src = (const struct kprog_src *)((const char *)kp.ring + off);
+	return __atomic_load_n(&src[w].held, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Receives kept back here whose message has already arrived take it with
+ * KPROG_RECV_ARRIVED, which needs no kernel slot. Without this a program
+ * could stop: the receives in the kernel wait for the peer's next sends,
+ * while the peer waits for a rendezvous send that only a receive kept back
+ * here would match (tests/mpi/smallops).
+ *
+ * Only a receive that no earlier kept-back receive could match the same
+ * message as is tried: a message taken here then belongs to no earlier
+ * receive, even one that arrives during the walk (MPI order; receives in
+ * the kernel are older still and matched on arrival). New channel records
+ * are drained into the kernel first, so that the per-source counts of
+ * held messages tell which receives can match at all: only those cost a
+ * system call. The walk looks at the first ARRIVED_SCAN kept-back receives
+ * (the order check is quadratic), only when a message arrived or a receive
+ * was kept back since the last walk, and not while receives are posted in user space (they come
+ * first and are not in the kernel). It is a liveness device, not a fast
+ * path: outside idle waits (@idle) at most one walk per ARRIVED_GAP_NS.
+ */
+static void take_arrived(bool idle)
+{
+	static uint32_t walked, pushed;	/* events, receives kept back at the last walk */
+	static uint64_t published, last_ns;
+	static bool have_walked;
+	const struct kprog_post *seen[ARRIVED_SCAN];
+	uint32_t ev, *pp = &dq_head[1], prev = KP_NO_REQ;
+	struct kprog_chan_drain d = { .peer = KPROG_ANY_SOURCE };
+	uint64_t pub, now;
+	int nseen = 0, i, tried = 0, taken = 0;
+
+	if (!kp.recv_arrived || dq_head[1] == KP_NO_REQ || kp_fast_user_recvs())
+		return;
+	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
+	pub = kp_fast_rx_published();
+	if (have_walked && ev == walked && pub == published && recv_pushes == pushed)
+		return;
+	now = kp_now_ns();
+	if (!idle && have_walked && now - last_ns < ARRIVED_GAP_NS)
+		return;
+	if (pub != published)
+		ioctl(kp.fd, KPROG_IOC_CHAN_DRAIN, &d);	/* best effort: each recv drains too */
+	/* after the drain: its arrivals bump the events, already looked at */
+	walked = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
+	published = pub;
+	pushed = recv_pushes;
+	last_ns = now;
+	have_walked = true;
+	while (*pp != KP_NO_REQ && nseen < ARRIVED_SCAN &&
+	       __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE)) {
+		struct kp_req *r = &pool[*pp];
+		int e = EAGAIN;
+
+		for (i = 0; i < nseen && !recvs_overlap(seen[i], &r->post); i++)
+			;
+		if (i == nseen && (r->post.peer == KPROG_ANY_SOURCE || held_from(r->post.peer) ||
+				   (r->post.flags & KPROG_RECV_MESSAGE))) {
+			r->post.flags |= KPROG_RECV_ARRIVED;
+			e = post_ioctl(r, KPROG_IOC_RECV);
+			r->post.flags &= ~KPROG_RECV_ARRIVED;
+			tried++;
+		}
+		if (e == EAGAIN) {	/* stays queued: later ones must not overtake it */
+			seen[nseen++] = &r->post;
+			prev = *pp;
+			pp = &r->next_deferred;
+			continue;
+		}
+		*pp = r->next_deferred;
+		if (dq_tail[1] == slot_of(r))
+			dq_tail[1] = prev;
+		taken++;
+		if (e)
+			fail_now(r, e);
+		else
+			after_post(r);
+	}
+	kp_log(3, "kept-back receives: %d tried, %d took an arrived message (%d looked at)",
+	       tried, taken, nseen + taken);
+}
+
 static void flush_queue(int q)
 {
 	/* Drain first: completions free slots and ring entries. */
@@ -342,11 +450,16 @@ static void flush_queue(int q)
 		struct kp_req *r = &pool[dq_head[q]];
 		int e;
 
-		if (q == 1 && !recv_room())
+		if (q == 1 && !recv_room()) {
+			take_arrived(false);
 			return;
+		}
 		e = post_ioctl(r, ioc_of(r));
-		if (e == ENOBUFS)
+		if (e == ENOBUFS) {
+			if (q == 1)
+				take_arrived(false);
 			return;
+		}
 		dq_head[q] = r->next_deferred;
 		if (dq_head[q] == KP_NO_REQ)
 			dq_tail[q] = KP_NO_REQ;
@@ -396,6 +509,12 @@ void kp_deferred_flush(void)
 		flush_queue(0);
 	if (dq_head[1] != KP_NO_REQ)
 		flush_queue(1);
+}
+
+void kp_deferred_arrived(void)
+{
+	if (dq_head[1] != KP_NO_REQ && !recv_room())
+		take_arrived(true);
 }
 
 bool kp_deferred_sends(void)

@@ -25,6 +25,7 @@ struct kp_state {
 	size_t ring_bytes;
 	uint32_t ring_mask;
 	uint32_t max_iov, max_ops, eager_limit;
+	bool recv_arrived;	/* the module has KPROG_RECV_ARRIVED */
 	struct kp_spin spin;	/* how long blocking calls spin before sleeping */
 	uint64_t activity;	/* bumped by every completion: idle detection */
 	long full_wait_ns;	/* a send spins this long for channel room */
@@ -158,6 +159,7 @@ static inline bool kp_req_kernel_work(const struct kp_req *r)
 uint64_t kp_req_id(struct kp_req *r);
 void kp_ring_drain(void);		/* completions from the ring, overflow */
 void kp_deferred_flush(void);		/* posts the module refused earlier */
+void kp_deferred_arrived(void);		/* idle: kept-back receives take arrived messages */
 bool kp_deferred_sends(void);		/* sends wait for kernel slots */
 bool kp_deferred_recvs(void);		/* receives wait for kernel slots */
 const struct kp_req *kp_kernel_recvs(void);	/* receives in the kernel (knext) */
@@ -211,6 +213,8 @@ int kp_fast_probe(struct kp_comm *c, int source, int tag, struct kp_req *m, int 
 int kp_fast_mrecv(struct kp_req *m, void *buf, int count, MPI_Datatype type, MPI_Status *st);
 void kp_fast_poll(void);
 bool kp_fast_news(void);		/* something to poll since the last poll */
+bool kp_fast_user_recvs(void);		/* receives posted in user space exist */
+uint64_t kp_fast_rx_published(void);	/* bytes published to us on all channels */
 void kp_fast_waiting(bool on);		/* ask senders to kick us */
 void kp_status_empty(MPI_Status *st);
 void kp_status_copy(MPI_Status *dst, const struct kp_req *r, bool with_error);

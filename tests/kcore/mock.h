@@ -122,6 +122,7 @@ struct mock_proc {
 	struct list_head node;
 	struct mm_struct *mm;		/* NULL for kernel threads */
 	bool exited;			/* mock_proc_exit_mm() was called */
+	u64 caps;			/* capable(): bit per capability */
 	struct cred cred;
 	struct task_struct task;	/* last: it ends in a variable part */
 };

@@ -8,6 +8,8 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/clock.h>
 #include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/user_namespace.h>
 #include <linux/wait.h>
 #include <linux/hrtimer.h>
 #include <linux/jiffies.h>
@@ -63,6 +65,25 @@ struct mock_proc *mock_proc_new(uid_t euid)
 
 	list_add_tail(&p->node, &procs);
 	return p;
+}
+
+/* Credentials: one user namespace, groups by fsgid only. */
+struct user_namespace init_user_ns;
+
+kgid_t make_kgid(struct user_namespace *ns, gid_t gid)
+{
+	return KGIDT_INIT(gid);
+}
+
+int in_group_p(kgid_t grp)
+{
+	return gid_eq(current_fsgid(), grp);
+}
+
+bool capable(int cap)
+{
+	return container_of(current, struct mock_proc, task)->caps &
+	       BIT_ULL(cap);
 }
 
 void mock_set_current(struct mock_proc *p)

@@ -30,12 +30,51 @@ TEST_NO_MODULE(main__load_registers_the_device_and_unload_removes_it)
 	ASSERT_OK(kt_load());
 	ASSERT(mock_miscdev);
 	EXPECT(!strcmp(mock_miscdev->name, "kprog"));
-	EXPECT_EQ(mock_miscdev->mode, 0666);
+	EXPECT_EQ(mock_miscdev->mode, 0660);
 	EXPECT(mock_debugfs_fops("stats"));
 	EXPECT_EQ(kt_stub_irq_inits, 1);
 	EXPECT_EQ(kt_stub_nl_inits, 1);
 	kt_unload();
 	expect_nothing_loaded();
+}
+
+TEST_NO_MODULE(main__dev_mode_is_the_mode_devtmpfs_gives_the_node)
+{
+	kprog_dev_mode = 0666;
+	ASSERT_OK(kt_load());
+	EXPECT_EQ(mock_miscdev->mode, 0666);
+	kt_unload();
+}
+
+/* open() as @p: 0 or the negative errno; closes again on success. */
+static int open_as(struct mock_proc *p)
+{
+	struct file f = { .f_op = mock_miscdev->fops,
+			  .private_data = mock_miscdev };
+	int err;
+
+	mock_set_current(p);
+	err = f.f_op->open(NULL, &f);
+	if (!err)
+		f.f_op->release(NULL, &f);
+	return err;
+}
+
+TEST(main__dev_group_admits_its_members_and_cap_dac_override_only)
+{
+	struct mock_proc *member = mock_proc_new(1001);
+	struct mock_proc *other = mock_proc_new(1002);
+	struct mock_proc *root = mock_proc_new(0);
+
+	member->cred.fsgid = KGIDT_INIT(4242);
+	root->caps = BIT_ULL(CAP_DAC_OVERRIDE);
+	EXPECT_OK(open_as(other));		/* -1: no check */
+	kprog_dev_group = 4242;
+	EXPECT_OK(open_as(member));
+	EXPECT_ERR(open_as(other), -EACCES);
+	EXPECT_OK(open_as(root));
+	root->caps = BIT_ULL(CAP_SYS_ADMIN);	/* not the one that counts */
+	EXPECT_ERR(open_as(root), -EACCES);
 }
 
 struct bad_param {
@@ -55,6 +94,8 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 		{ &kprog_eager_limit, (64U << 20) + 1, "eager_limit" },
 		{ &kprog_max_ops, 0, "max_ops" },
 		{ &kprog_max_ops, (1U << 20) + 1, "max_ops" },
+		{ &kprog_max_rndv, 0, "max_rndv" },
+		{ &kprog_max_rndv, (1U << 20) + 1, "max_rndv" },
 		{ &kprog_max_iov, 0, "max_iov" },
 		{ &kprog_max_iov, 65537, "max_iov" },
 		{ &kprog_max_iov_total, 1023, "max_iov_total" },
@@ -66,6 +107,8 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 		{ &kprog_chan_bytes, 16U << 20, "chan_bytes" },
 		{ &kprog_fast_limit, (1U << 20) + 1, "fast_limit" },
 		{ &kprog_max_chans, 65537, "max_chans" },
+		{ &kprog_dev_mode, 01000, "dev_mode" },
+		{ (unsigned int *)&kprog_dev_group, -2, "dev_group" },
 	};
 	int i;
 
@@ -83,6 +126,7 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 	kprog_eager_quota = 1U << 30;
 	kprog_eager_limit = 64U << 20;
 	kprog_max_ops = 1U << 20;
+	kprog_max_rndv = 1U << 20;
 	kprog_max_iov = 65536;
 	kprog_max_iov_total = 1U << 24;
 	kprog_max_job_size = 1U << 20;
@@ -348,7 +392,7 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	ASSERT_OK(kt_info(e, &info));		/* before JOIN */
 	EXPECT_EQ(info.abi_version, KPROG_ABI_VERSION);
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
-				 KPROG_FEAT_FASTPATH);
+				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_FASTPATH);
 	EXPECT_EQ(info.transports, KPROG_XPORT_SHM);
 	EXPECT_EQ(info.eager_limit, 8192);
 	EXPECT_EQ(info.eager_quota, 1 << 20);
@@ -361,7 +405,8 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	EXPECT_EQ(info.fast_limit, 4096);
 	EXPECT_EQ(info.chan_bytes, 65536);
 	EXPECT_EQ(info.max_chans, 256);
-	EXPECT_EQ(info.__reserved0 | info.__reserved[0] | info.__reserved[1], 0);
+	EXPECT_EQ(info.max_rndv, 16384);
+	EXPECT_EQ(info.__reserved[0] | info.__reserved[1], 0);
 	EXPECT_EQ(info.node_addr.family, 0);	/* no network transport */
 	/* A network transport shows; after JOIN too. */
 	kt_fx_install();
@@ -380,7 +425,8 @@ TEST_NO_MODULE(main__get_info_without_fast_path_has_no_fastpath_feature)
 	ASSERT_OK(kt_load());
 	e = kt_open();
 	ASSERT_OK(kt_info(e, &info));
-	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG);
+	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
+				 KPROG_FEAT_RECV_ARRIVED);
 	EXPECT_EQ(info.fast_limit, 0);
 }
 

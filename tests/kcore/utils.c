@@ -18,10 +18,10 @@
  * Module parameters and loading
  */
 static unsigned int *const params[] = {
-	&kprog_eager_limit, &kprog_eager_quota, &kprog_max_ops,
+	&kprog_eager_limit, &kprog_eager_quota, &kprog_max_ops, &kprog_max_rndv,
 	&kprog_max_iov, &kprog_max_iov_total, &kprog_ring_entries,
 	&kprog_max_job_size, &kprog_fast_limit, &kprog_chan_bytes,
-	&kprog_max_chans,
+	&kprog_max_chans, &kprog_dev_mode, (unsigned int *)&kprog_dev_group,
 };
 static unsigned int param_defaults[ARRAY_SIZE(params)];
 static bool param_defaults_saved;
@@ -411,9 +411,15 @@ void kt_op_complete(struct kprog_op *op, u64 bytes, int error)
 	kprog_op_complete(op, &c);
 }
 
+/* Slots held in either budget (max_ops, max_rndv). */
 u32 kt_nr_ops(struct kt_ep *e)
 {
-	return READ_ONCE(e->ep->nr_ops);
+	return READ_ONCE(e->ep->nr_ops) + READ_ONCE(e->ep->nr_rndv);
+}
+
+u32 kt_nr_rndv(struct kt_ep *e)
+{
+	return READ_ONCE(e->ep->nr_rndv);
 }
 
 /* ---------------------------------------------------------------------

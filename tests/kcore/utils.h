@@ -83,7 +83,8 @@ u32 kt_ring_count(struct kt_ep *e);
 struct kprog_op *kt_op_new(struct kt_ep *e, u64 req_id, bool is_send);
 void kt_op_complete(struct kprog_op *op, u64 bytes, int error);
 /* The number of operations charged to @e's max_ops. */
-u32 kt_nr_ops(struct kt_ep *e);
+u32 kt_nr_ops(struct kt_ep *e);	/* max_ops + max_rndv slots held */
+u32 kt_nr_rndv(struct kt_ep *e);
 
 /*
  * KPROG_IOC_JOIN with a node map: rank r on node @rank_nodes[r] of

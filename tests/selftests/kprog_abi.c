@@ -6,6 +6,7 @@
  */
 #include <limits.h>
 #include <stddef.h>
+#include <grp.h>
 #include "kprog_test.h"
 
 /* Layout is part of the ABI (the ring is shared memory). */
@@ -1065,3 +1066,58 @@ TEST_F_TIMEOUT(job2, max_iov_total_enobufs, 120)
 }
 
 TEST_HARNESS_MAIN
+
+/*
+ * open(KPROG_DEVICE) in a child running as uid 65534 with only group
+ * @gid: 0 or the errno.
+ */
+static int open_as_group(gid_t gid)
+{
+	pid_t pid = fork();
+	int status, fd;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setgid(gid) || setuid(65534))
+			_exit(100);
+		fd = open(KPROG_DEVICE, O_RDWR | O_CLOEXEC);
+		_exit(fd < 0 ? errno : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+#define KP_TEST_GID	4242
+
+/*
+ * Least privilege: a user in the device's group opens it, one outside is
+ * refused. The node is given the group and mode the udev rule
+ * (packaging/udev/90-kprog.rules) gives it; with the dev_group module
+ * parameter set, the module refuses non-members even through a node open
+ * to everybody. Needs root (to change uid); the node is restored after.
+ */
+TEST(device_group_access)
+{
+	long long grp = kp_param("dev_group");
+	gid_t member = grp >= 0 ? (gid_t)grp : KP_TEST_GID;
+	struct stat st;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root to switch users");
+	ASSERT_EQ(0, stat(KPROG_DEVICE, &st));
+	EXPECT_EQ((mode_t)kp_param("dev_mode"), st.st_mode & 0777);
+	ASSERT_EQ(0, chown(KPROG_DEVICE, -1, member));
+	ASSERT_EQ(0, chmod(KPROG_DEVICE, 0660));
+	EXPECT_EQ(0, open_as_group(member));
+	EXPECT_EQ(EACCES, open_as_group(member + 1));
+	if (grp >= 0) {
+		/* the module's own check, past a node open to all */
+		ASSERT_EQ(0, chmod(KPROG_DEVICE, 0666));
+		EXPECT_EQ(0, open_as_group(member));
+		EXPECT_EQ(EACCES, open_as_group(member + 1));
+	}
+	chown(KPROG_DEVICE, st.st_uid, st.st_gid);
+	chmod(KPROG_DEVICE, st.st_mode & 07777);
+}

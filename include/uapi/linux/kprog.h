@@ -133,14 +133,29 @@ struct kprog_iov {
  * KPROG_IOC_PROBE with KPROG_PROBE_DEQUEUE removed and named @msg_id;
  * @peer and @tag are ignored (ENOENT if no such message).
  *
+ * A receive with KPROG_RECV_ARRIVED only takes a message that has already
+ * arrived (or waits in a channel from a matching source): if there is
+ * none it fails with EAGAIN and is not posted. A client whose receives
+ * wait in its own queue because max_ops is reached uses it to keep them
+ * flowing (KPROG_FEAT_RECV_ARRIVED).
+ *
+ * Budgets: a receive holds one of the endpoint's max_ops slots while it
+ * is posted or its data moves; a receive that finds its message already
+ * arrived is never refused for want of a slot (that message is charged
+ * at its sender already). A rendezvous send holds one of the endpoint's
+ * max_rndv descriptors (see kprog_info) until it completes. An eager send
+ * holds a slot only during the call.
+ *
  * Errors: EINVAL (bad rank, tag, context, flags), EFAULT (unreadable iov
- * array or, for an eager send, unreadable buffer), ENOBUFS (max_ops or
- * max_iov_total reached), ECONNRESET (the destination rank has not joined
- * the job or has left it).
+ * array or, for an eager send, unreadable buffer), ENOBUFS (max_ops,
+ * max_rndv or max_iov_total reached), ECONNRESET (the destination rank has
+ * not joined the job or has left it), EAGAIN (KPROG_RECV_ARRIVED and no
+ * such message).
  */
 #define KPROG_POST_IOV		(1U << 0)
 #define KPROG_SEND_SYNC		(1U << 1)
 #define KPROG_RECV_MESSAGE	(1U << 2)
+#define KPROG_RECV_ARRIVED	(1U << 3)
 
 /* Completion entry; 32 bytes, also the ring's slot format. */
 struct kprog_cqe {
@@ -315,6 +330,7 @@ struct kprog_irq_wait {
 #define KPROG_FEAT_MULTINODE	(1U << 0)	/* JOIN takes a node map */
 #define KPROG_FEAT_LARGE_MSG	(1U << 1)	/* messages above 4 GiB */
 #define KPROG_FEAT_FASTPATH	(1U << 2)	/* shared-memory channels */
+#define KPROG_FEAT_RECV_ARRIVED	(1U << 3)	/* KPROG_RECV_ARRIVED, max_rndv */
 
 #define KPROG_XPORT_SHM		(1U << 0)
 #define KPROG_XPORT_IB		(1U << 1)
@@ -334,7 +350,7 @@ struct kprog_info {
 	__u32 fast_limit;	/* largest fast-path message, 0 = none */
 	__u32 chan_bytes;	/* bytes of one channel direction */
 	__u32 max_chans;	/* channels one endpoint may open */
-	__u32 __reserved0;
+	__u32 max_rndv;		/* rendezvous sends waiting, per endpoint */
 	/* with KPROG_XPORT_IB: where other nodes reach this one */
 	struct kprog_node_addr node_addr;
 	__u32 __reserved[2];
