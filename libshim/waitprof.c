@@ -146,8 +146,10 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 
 	if (!kp_wp_on)
 		return kp_mpi_recv(buf, count, type, source, tag, comm, status);
-	if (status == MPI_STATUS_IGNORE)
+	if (status == MPI_STATUS_IGNORE) {
+		memset(&st, 0, sizeof(st));
 		status = &st;
+	}
 	enter(&w, KP_WP_RECV, __builtin_return_address(0));
 	rc = kp_mpi_recv(buf, count, type, source, tag, comm, status);
 	leave(&w, status_bytes(status));
@@ -175,9 +177,10 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 
 	if (!kp_wp_on)
 		return kp_mpi_wait(req, status);
-	if (status == MPI_STATUS_IGNORE)
+	if (status == MPI_STATUS_IGNORE) {
+		memset(&st, 0, sizeof(st));	/* a send leaves it as it is */
 		status = &st;
-	memset(status, 0, sizeof(*status));
+	}
 	enter(&w, KP_WP_WAIT, __builtin_return_address(0));
 	rc = kp_mpi_wait(req, status);
 	leave(&w, status_bytes(status));
