@@ -241,6 +241,9 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 		kprog_ring_free(&ring);
 		goto out_map;
 	}
+	/* Senders stamp their posts from now on (Late Sender at receivers). */
+	if (ep->times)
+		WRITE_ONCE(ep->job->times, true);
 	j.ring_entries = ep->ring.entries;
 	j.ring_bytes = ep->ring.bytes;
 	j.max_iov = kprog_max_iov;

@@ -117,8 +117,8 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	if (!current->mm)
 		return -EINVAL;
 	p->done = 0;
-	/* Any receiver may want it (Late Sender), whatever its own flags. */
-	now = ktime_get_ns();
+	/* A clock read only in a job whose receivers want Late Sender times. */
+	now = READ_ONCE(job->times) ? ktime_get_ns() : 0;
 	err = kprog_iov_import(&im, p);
 	if (err)
 		return err;

@@ -61,7 +61,9 @@
  * to it, a struct kprog_cqe_times (at kprog_ring_hdr.times_offset, slot
  * for slot with the completions): when the send and the receive were
  * posted and when they were matched. Off by default: it costs a clock
- * read per post and per match. Needs KPROG_FEAT_TIMES (else EINVAL).
+ * read per post and per match; once one endpoint of a job asked for it,
+ * every kernel send of the job reads the clock too (sends posted before
+ * have no time). Needs KPROG_FEAT_TIMES (else EINVAL).
  */
 #define KPROG_JOIN_TIMES	(1U << 2)
 
