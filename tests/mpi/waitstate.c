@@ -4,14 +4,17 @@
  * 2 ranks:
  *  - Late Sender: R times, rank 1 posts MPI_Recv (late_recv()) at an
  *    agreed instant and rank 0 computes T from that instant before sending
- *    64 KiB (through the kernel, not a fast-path channel). R more receives of the same size from another call site
- *    (early_recv()) find their message already sent: they give the
- *    minimum. Under the module the exact, kernel-measured Late Sender
- *    time of late_recv() must be within 5% of T per message; the
- *    minimum-based estimate is reported beside it and must show most of
- *    R x T too.
- *  - Wait at NxN: R times, rank 1 computes T before MPI_Allreduce
- *    (late_allreduce()): rank 0's row must show about R x T of waiting.
+ *    64 KiB (through the kernel, not a fast-path channel); the send time
+ *    travels in the message, so rank 1 knows the lateness it really got
+ *    (T plus how late a loaded machine woke the sender up). R more
+ *    receives of the same size from another call site (early_recv())
+ *    find their message already sent: they give the minimum. Under the
+ *    module the exact, kernel-measured Late Sender time of late_recv()
+ *    must be within 5% of that lateness; the minimum-based estimate is
+ *    reported beside it and must show at least half of R x T.
+ *  - Wait at NxN: R times, rank 1 computes T longer before MPI_Allreduce
+ *    (late_allreduce()): rank 0's row must show at least half of R x T,
+ *    rank 1's less than half of rank 0's.
  * The program sets KPROG_WAITPROF itself and reads its reports after
  * MPI_Finalize; they stay in WAITSTATE_DIR (default: the current
  * directory; ./run's log directory, removed when everything passed).
@@ -105,7 +108,7 @@ int main(int argc, char **argv)
 	char prefix[256], path[300];
 	int rank, size, i, kernel;
 	MPI_Request req;
-	double start;
+	double start, ts, tr, actual = 0;
 	struct row r;
 
 	test_name = "waitstate";
@@ -140,10 +143,15 @@ int main(int argc, char **argv)
 		MPI_CHECK(MPI_Bcast(&start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
 		if (rank == 0) {
 			compute_until(start + T);
+			ts = now();	/* travels in the message */
+			memcpy(buf, &ts, sizeof(ts));
 			MPI_CHECK(MPI_Send(buf, BYTES, MPI_BYTE, 1, 1, MPI_COMM_WORLD));
 		} else {
 			compute_until(start);
+			tr = now();
 			late_recv();
+			memcpy(&ts, buf, sizeof(ts));
+			actual += ts - tr;
 		}
 		/* Wait at NxN: rank 1 arrives T late, from an agreed instant */
 		start = now() + 0.02;
@@ -158,12 +166,20 @@ int main(int argc, char **argv)
 		r = find(path, "late_recv+", "MPI_Recv");
 		CHECK(r.found, "no MPI_Recv row of late_recv in %s", path);
 		CHECK(r.calls == R, "late_recv calls %llu", r.calls);
-		printf("late sender: planted %.6f s per message; estimate %.6f s, kernel %.6f s "
-		       "(%llu messages timed)\n", T, r.wait / R, r.kls >= 0 ? r.kls / R : -1.0, r.lsn);
+		printf("late sender per message: planted %.6f s, as the program saw it %.6f s; "
+		       "kernel %.6f s (%llu messages timed), estimate %.6f s\n", T, actual / R,
+		       r.kls >= 0 ? r.kls / R : -1.0, r.lsn, r.wait / R);
+		/*
+		 * The reference is the lateness the program produced, each
+		 * side reading CLOCK_MONOTONIC just before its call: a loaded
+		 * machine wakes the sender up later than asked, and the
+		 * kernel must see exactly that.
+		 */
 		if (kernel) {
 			CHECK(r.lsn == R, "kernel timed %llu of %d receives", r.lsn, R);
-			CHECK(r.kls / R > 0.95 * T && r.kls / R < 1.05 * T,
-			      "kernel Late Sender %.6f s per message, planted %.6f s", r.kls / R, T);
+			CHECK(r.kls > 0.95 * actual && r.kls < 1.05 * actual,
+			      "kernel Late Sender %.6f s per message, the program's %.6f s", r.kls / R,
+			      actual / R);
 		}
 		/* the estimate: at least half of what was planted */
 		CHECK(r.wait > 0.5 * R * T, "estimated Late Sender %.6f s of %.6f s", r.wait, R * T);
