@@ -47,6 +47,9 @@ user: $(USER_DIRS)
 $(USER_DIRS):
 	$(MAKE) -C $@
 
+# reorder and the monitoring/profiler tests link with libkprog.so
+bench tests/mpi: libshim
+
 check: setup
 	$(MAKE) all
 	scripts/check

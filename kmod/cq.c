@@ -63,7 +63,7 @@ void kprog_op_complete(struct kprog_op *op, const struct kprog_cqe *cqe)
 	} else if (list_empty(&ep->overflow) && kprog_ring_room(&ep->ring)) {
 		/* Counted before user space can see it. */
 		kprog_stat_add(KPROG_STAT_EVENTS, 1);
-		kprog_ring_write(&ep->ring, cqe);
+		kprog_ring_write(&ep->ring, cqe, &op->times);
 		op->olist = KPROG_OL_NONE;
 		kprog_op_release_slot(ep, op);
 		where = KPROG_WHERE_RING;
@@ -105,7 +105,7 @@ void kprog_cq_flush(struct kprog_ep *ep)
 	spin_lock_irqsave(&ep->olock, flags);
 	while (!list_empty(&ep->overflow) && kprog_ring_room(&ep->ring)) {
 		op = list_first_entry(&ep->overflow, struct kprog_op, onode);
-		kprog_ring_write(&ep->ring, &op->cqe);
+		kprog_ring_write(&ep->ring, &op->cqe, &op->times);
 		list_move_tail(&op->onode, &done);
 		op->olist = KPROG_OL_NONE;
 		kprog_op_release_slot(ep, op);

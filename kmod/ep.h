@@ -52,6 +52,7 @@ struct kprog_job;
  *	@unexpected, departures, channels, kicks); published in the ring
  * @chans: fast-path channels by peer rank (chan.c), each referenced
  * @nr_chans: entries in @chans, at most kprog_max_chans
+ * @times: joined with KPROG_JOIN_TIMES: its operations are timestamped
  */
 struct kprog_ep {
 	struct kref ref;
@@ -81,6 +82,7 @@ struct kprog_ep {
 	atomic_t events;
 	struct xarray chans;
 	u32 nr_chans;
+	bool times;
 };
 
 struct kprog_ep *kprog_ep_alloc(void);

@@ -69,6 +69,8 @@ struct kprog_peer_ref {
  * @shared: created with KPROG_JOIN_SHARED
  * @net_only: created with KPROG_JOIN_NET_ONLY: other local ranks are
  *	reached through the network transport too (testing on one node)
+ * @times: some endpoint joined with KPROG_JOIN_TIMES (sticky): sends
+ *	are timestamped for its receives; read locklessly
  * @size: ranks in the job (all nodes)
  * @eager_limit: eager limit of the job in bytes
  * @members: endpoints joined on this node, under the registry mutex
@@ -92,6 +94,7 @@ struct kprog_job {
 	kuid_t owner;
 	bool shared;
 	bool net_only;
+	bool times;
 	u32 size;
 	u32 eager_limit;
 	u32 members;

@@ -220,7 +220,8 @@ static int kprog_join_check(struct kprog_join *j)
 {
 	if (j->abi_version != KPROG_ABI_VERSION)
 		return -EPROTONOSUPPORT;
-	if (j->flags & ~(KPROG_JOIN_SHARED | KPROG_JOIN_NET_ONLY))
+	if (j->flags & ~(KPROG_JOIN_SHARED | KPROG_JOIN_NET_ONLY |
+			 KPROG_JOIN_TIMES))
 		return -EINVAL;
 	if ((j->flags & KPROG_JOIN_NET_ONLY) && !j->nr_nodes)
 		return -EINVAL;	/* the node map names this node's address */
@@ -270,14 +271,21 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 			goto out_map;
 		}
 	}
-	err = kprog_ring_alloc(&ring, kprog_ring_entries, j.size);
+	err = kprog_ring_alloc(&ring, kprog_ring_entries, j.size,
+			       j.flags & KPROG_JOIN_TIMES);
 	if (err)
 		goto out_map;
+	/* Before the endpoint is visible: its posts read it unlocked. */
+	ep->times = j.flags & KPROG_JOIN_TIMES;
 	err = kprog_job_join(ep, &j, &map, &ring);
 	if (err) {
+		ep->times = false;
 		kprog_ring_free(&ring);
 		goto out_map;
 	}
+	/* Senders stamp their posts from now on (Late Sender at receivers). */
+	if (ep->times)
+		WRITE_ONCE(ep->job->times, true);
 	j.ring_entries = ep->ring.entries;
 	j.ring_bytes = ep->ring.bytes;
 	j.max_iov = kprog_max_iov;
@@ -294,7 +302,8 @@ static long kprog_ioc_info(void __user *uarg)
 	struct kprog_info info = {
 		.abi_version = KPROG_ABI_VERSION,
 		.features = KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
-			    KPROG_FEAT_RECV_ARRIVED,
+			    KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_PEERS |
+			    KPROG_FEAT_TIMES,
 		.transports = kprog_xport_mask(),
 		.eager_limit = kprog_eager_limit,
 		.eager_quota = kprog_eager_quota,

@@ -29,6 +29,26 @@
 #include "transport.h"
 #include "kprog_trace.h"
 
+/*
+ * Times of a match (KPROG_JOIN_TIMES): the receive learns when its send
+ * was posted, a local rendezvous send when its receive was.
+ */
+static void kprog_match_stamp(struct kprog_op *rop, struct kprog_msg *msg)
+{
+	struct kprog_op *sop = msg->sop;
+	u64 now;
+
+	if (!rop->owner->times && !(sop && sop->owner->times))
+		return;
+	now = ktime_get_ns();
+	rop->times.send_ns = msg->send_ns;
+	rop->times.match_ns = now;
+	if (sop) {
+		sop->times.recv_ns = rop->times.recv_ns;
+		sop->times.match_ns = now;
+	}
+}
+
 /**
  * kprog_arrive() - the one arrival path of messages
  * @dst: the receiving endpoint, referenced by the caller
@@ -69,6 +89,7 @@ int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg)
 		list_del_init(&rop->qnode);
 		rop->state = KPROG_OP_MATCHED;
 		msg->state = KPROG_MSG_MATCHED;
+		kprog_match_stamp(rop, msg);
 		spin_unlock_bh(&dst->mlock);
 		trace_kprog_arrive(key, &msg->env, msg->send_req,
 				   KPROG_ARRIVE_MATCHED);
@@ -199,6 +220,7 @@ int kprog_match_recv(struct kprog_ep *ep, struct kprog_op *rop,
 		rop->state = KPROG_OP_MATCHED;
 		if (rop->budget == KPROG_BUDGET_NONE)
 			kprog_op_charge_budget(rop, KPROG_BUDGET_OPS, true);
+		kprog_match_stamp(rop, msg);
 		if (kprog_msg_is_rndv(msg) && !msg->src_gone)
 			kprog_op_activate(rop);
 		*msgp = msg;

@@ -102,6 +102,8 @@ enum kprog_op_olist {
  * @dst: rendezvous send to a local endpoint: that endpoint, referenced
  * @xhandle: what the transport registered for a rendezvous send
  * @cqe: the completion while on owner->overflow
+ * @times: when it and its peer were posted and matched, for the ring of
+ *	an owner joined with KPROG_JOIN_TIMES (see struct kprog_cqe_times)
  */
 struct kprog_op {
 	refcount_t ref;
@@ -125,6 +127,7 @@ struct kprog_op {
 	struct kprog_ep *dst;
 	void *xhandle;
 	struct kprog_cqe cqe;
+	struct kprog_cqe_times times;
 };
 
 struct kprog_op *kprog_op_new(struct kprog_ep *ep,

@@ -26,7 +26,7 @@
 static int kprog_send_eager(struct kprog_ep *ep, struct kprog_post *p,
 			    const struct kprog_transport *xport,
 			    const struct kprog_peer_ref *peer,
-			    struct kprog_iov_import *im)
+			    struct kprog_iov_import *im, u64 now)
 {
 	struct kprog_msg *msg;
 	int err;
@@ -39,6 +39,7 @@ static int kprog_send_eager(struct kprog_ep *ep, struct kprog_post *p,
 	kprog_op_uncharge_raw(ep, im->charge);
 	if (!msg)
 		return err;
+	msg->send_ns = now;
 	err = xport->send_env(ep->job, peer, msg);
 	if (err) {
 		kprog_msg_free(msg);
@@ -52,7 +53,7 @@ static int kprog_send_eager(struct kprog_ep *ep, struct kprog_post *p,
 static int kprog_send_rndv(struct kprog_ep *ep, struct kprog_post *p,
 			   const struct kprog_transport *xport,
 			   const struct kprog_peer_ref *peer,
-			   struct kprog_iov_import *im)
+			   struct kprog_iov_import *im, u64 now)
 {
 	struct kprog_op *sop;
 	struct kprog_msg *msg;
@@ -70,6 +71,8 @@ static int kprog_send_rndv(struct kprog_ep *ep, struct kprog_post *p,
 			       &err);
 	if (!msg)
 		goto err_op;
+	msg->send_ns = now;
+	sop->times.send_ns = now;
 	sop->state = KPROG_OP_POSTED;
 	/* Its completion may come before send_env returns. */
 	kprog_op_activate(sop);
@@ -104,6 +107,7 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	const struct kprog_transport *xport;
 	struct kprog_iov_import im;
 	struct kprog_peer_ref peer;
+	u64 now;
 	int err;
 
 	if (p->flags & ~(KPROG_POST_IOV | KPROG_SEND_SYNC))
@@ -113,6 +117,8 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	if (!current->mm)
 		return -EINVAL;
 	p->done = 0;
+	/* A clock read only in a job whose receivers want Late Sender times. */
+	now = READ_ONCE(job->times) ? ktime_get_ns() : 0;
 	err = kprog_iov_import(&im, p);
 	if (err)
 		return err;
@@ -133,10 +139,12 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	err = -ENOBUFS;
 	if (!(p->flags & KPROG_SEND_SYNC) && im.len <= job->eager_limit &&
 	    im.len + KPROG_EAGER_OVERHEAD <= kprog_eager_quota)
-		err = kprog_send_eager(ep, p, xport, &peer, &im);
+		err = kprog_send_eager(ep, p, xport, &peer, &im, now);
 	/* -ENOBUFS from the eager path: the receiver's quota is used up. */
 	if (err == -ENOBUFS && !p->done)
-		err = kprog_send_rndv(ep, p, xport, &peer, &im);
+		err = kprog_send_rndv(ep, p, xport, &peer, &im, now);
+	if (!err)
+		kprog_ring_count_send(&ep->ring, p->peer, im.len);
 out:
 	if (peer.ep)
 		kprog_ep_put(peer.ep);
@@ -188,6 +196,8 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 		return PTR_ERR(rop);
 	rop->by_msg = by_msg;
 	rop->msg_id = p->msg_id;
+	if (ep->times)
+		rop->times.recv_ns = ktime_get_ns();
 	trace_kprog_post(job->key, ep->rank, false, p->req_id, p->context,
 			 p->peer, p->tag, rop->buf.len, p->flags);
 	err = kprog_match_recv(ep, rop, &msg, arrived);

@@ -12,15 +12,25 @@
  * kprog_ring_alloc() - allocate a ring
  * @ring: an unused ring
  * @entries: slots, a power of two
- * @nr_src: ranks of the job (entries of the per-source array)
+ * @nr_src: ranks of the job (entries of the per-rank arrays)
+ * @times: also an array of completion times, slot for slot
+ *
+ * Layout: header, completion slots, per-source state, per-destination
+ * send counts, then the times if asked for (each part 64-byte aligned).
  *
  * Return: 0 or -ENOMEM.
  */
-int kprog_ring_alloc(struct kprog_ring *ring, u32 entries, u32 nr_src)
+int kprog_ring_alloc(struct kprog_ring *ring, u32 entries, u32 nr_src,
+		     bool times)
 {
 	u64 src_off = ALIGN(KPROG_RING_CQES_OFFSET +
 			    (u64)entries * sizeof(struct kprog_cqe), 64);
-	u64 bytes = PAGE_ALIGN(src_off + (u64)nr_src * sizeof(struct kprog_src));
+	u64 peer_off = ALIGN(src_off + (u64)nr_src * sizeof(struct kprog_src),
+			     64);
+	u64 times_off = ALIGN(peer_off + (u64)nr_src *
+			      sizeof(struct kprog_peer_count), 64);
+	u64 bytes = PAGE_ALIGN(times_off + (times ? (u64)entries *
+				sizeof(struct kprog_cqe_times) : 0));
 
 	ring->mem = vmalloc_user(bytes);
 	if (!ring->mem)
@@ -28,6 +38,8 @@ int kprog_ring_alloc(struct kprog_ring *ring, u32 entries, u32 nr_src)
 	ring->hdr = ring->mem;
 	ring->cqes = ring->mem + KPROG_RING_CQES_OFFSET;
 	ring->src = ring->mem + src_off;
+	ring->peers = ring->mem + peer_off;
+	ring->times = times ? ring->mem + times_off : NULL;
 	ring->nr_src = nr_src;
 	ring->bytes = bytes;
 	ring->entries = entries;
@@ -35,6 +47,8 @@ int kprog_ring_alloc(struct kprog_ring *ring, u32 entries, u32 nr_src)
 	ring->hdr->entries = entries;
 	ring->hdr->src_offset = src_off;
 	ring->hdr->nr_src = nr_src;
+	ring->hdr->peer_offset = peer_off;
+	ring->hdr->times_offset = times ? times_off : 0;
 	return 0;
 }
 
@@ -50,6 +64,8 @@ void kprog_ring_free(struct kprog_ring *ring)
 	ring->mem = NULL;
 	ring->hdr = NULL;
 	ring->cqes = NULL;
+	ring->peers = NULL;
+	ring->times = NULL;
 }
 
 /**
@@ -69,10 +85,16 @@ bool kprog_ring_room(const struct kprog_ring *ring)
  * kprog_ring_write() - publish a completion; the caller checked for room
  * @ring: ring
  * @cqe: completion
+ * @times: its times, written when the ring carries them
  */
-void kprog_ring_write(struct kprog_ring *ring, const struct kprog_cqe *cqe)
+void kprog_ring_write(struct kprog_ring *ring, const struct kprog_cqe *cqe,
+		      const struct kprog_cqe_times *times)
 {
-	ring->cqes[ring->tail & (ring->entries - 1)] = *cqe;
+	u32 slot = ring->tail & (ring->entries - 1);
+
+	ring->cqes[slot] = *cqe;
+	if (ring->times)
+		ring->times[slot] = *times;
 	ring->tail++;
 	WRITE_ONCE(ring->hdr->event_ns, ktime_get_ns());
 	/* Slot contents before the index; pairs with user space's acquire. */

@@ -12,6 +12,7 @@
 #include <linux/types.h>
 #include <linux/bug.h>
 #include <linux/compiler.h>
+#include <linux/atomic.h>
 #include <linux/kprog.h>
 
 struct vm_area_struct;
@@ -26,7 +27,9 @@ struct vm_area_struct;
  * @tail: the kernel's tail, the only one it trusts
  * @src: per sending rank state published to user space (write-only for
  *	the kernel: nothing it decides depends on what it finds there)
- * @nr_src: entries in @src, the job size
+ * @nr_src: entries in @src and @peers, the job size
+ * @peers: per destination rank send counts (write-only for the kernel)
+ * @times: per slot completion times, or NULL (KPROG_JOIN_TIMES)
  */
 struct kprog_ring {
 	void *mem;
@@ -37,12 +40,16 @@ struct kprog_ring {
 	u32 tail;
 	struct kprog_src *src;
 	u32 nr_src;
+	struct kprog_peer_count *peers;
+	struct kprog_cqe_times *times;
 };
 
-int kprog_ring_alloc(struct kprog_ring *ring, u32 entries, u32 nr_src);
+int kprog_ring_alloc(struct kprog_ring *ring, u32 entries, u32 nr_src,
+		     bool times);
 void kprog_ring_free(struct kprog_ring *ring);
 bool kprog_ring_room(const struct kprog_ring *ring);
-void kprog_ring_write(struct kprog_ring *ring, const struct kprog_cqe *cqe);
+void kprog_ring_write(struct kprog_ring *ring, const struct kprog_cqe *cqe,
+		      const struct kprog_cqe_times *times);
 bool kprog_ring_find(const struct kprog_ring *ring, u64 req_id);
 bool kprog_ring_nonempty(const struct kprog_ring *ring);
 void kprog_ring_set_overflow(struct kprog_ring *ring, bool on);
@@ -74,6 +81,25 @@ static inline void kprog_ring_src_flags(struct kprog_ring *ring, u32 src,
 	if (WARN_ON_ONCE(src >= ring->nr_src))
 		return;
 	WRITE_ONCE(ring->src[src].flags, READ_ONCE(ring->src[src].flags) | set);
+}
+
+/**
+ * kprog_ring_count_send() - account a send posted to @dst (monitoring)
+ * @ring: the sender's ring
+ * @dst: destination rank < ring->nr_src
+ * @bytes: payload bytes
+ *
+ * Threads of one process may post at once: the counters are updated
+ * atomically in the shared page (8-byte aligned, only ever added to by
+ * the kernel; what user space writes there only spoils its own figures).
+ */
+static inline void kprog_ring_count_send(struct kprog_ring *ring, u32 dst,
+					 u64 bytes)
+{
+	if (WARN_ON_ONCE(dst >= ring->nr_src))
+		return;
+	atomic64_inc((atomic64_t *)&ring->peers[dst].msgs);
+	atomic64_add(bytes, (atomic64_t *)&ring->peers[dst].bytes);
 }
 
 #endif /* _KPROG_RING_H */

@@ -869,3 +869,15 @@ int kp_fast_mrecv(struct kp_req *m, void *buf, int count, MPI_Datatype type, MPI
 	}
 	return err;
 }
+
+/* Monitoring (mon_src.c): add what this process published on each channel. */
+void kp_fast_sent_counts(uint64_t *msgs, uint64_t *bytes)
+{
+	int i, w;
+
+	for (i = 0; i < nactive; i++) {
+		w = active[i];
+		msgs[w] += __atomic_load_n(&peers[w].tx.h->msgs, __ATOMIC_RELAXED);
+		bytes[w] += __atomic_load_n(&peers[w].tx.h->bytes, __ATOMIC_RELAXED);
+	}
+}

@@ -111,6 +111,9 @@ static int open_and_join(uint64_t key)
 	j.rank = kp.world_rank;
 	j.size = kp.world_size;
 	j.eager_limit = (__u32)env_long("KPROG_EAGER_LIMIT", 0);
+	/* the wait-state profiler wants the kernel's times of its receives */
+	if (kp_wp_on && (info.features & KPROG_FEAT_TIMES))
+		j.flags |= KPROG_JOIN_TIMES;
 	if (ioctl(kp.fd, KPROG_IOC_JOIN, &j) < 0)
 		return ST_JOIN << 16 | errno;
 	if (j.ring_entries == 0 || (j.ring_entries & (j.ring_entries - 1)) ||
@@ -127,6 +130,8 @@ static int open_and_join(uint64_t key)
 	kp.max_ops = j.max_ops;
 	kp.recv_arrived = info.features & KPROG_FEAT_RECV_ARRIVED;
 	kp.eager_limit = j.eager_limit;
+	if ((j.flags & KPROG_JOIN_TIMES) && kp.ring->times_offset)
+		kp.times = (const struct kprog_cqe_times *)((char *)ring + kp.ring->times_offset);
 	return ST_OK;
 }
 
@@ -135,6 +140,7 @@ static void teardown(void)
 	if (kp.ring)
 		munmap(kp.ring, kp.ring_bytes);
 	kp.ring = NULL;
+	kp.times = NULL;
 	if (kp.fd >= 0)
 		close(kp.fd);
 	kp.fd = -1;
@@ -158,6 +164,7 @@ static void setup(int provided)
 	kp_spin_init(&kp.spin, env_long("KPROG_SPIN_US", -1), env_long("KPROG_SPIN_MIN_US", 1),
 		     env_long("KPROG_SPIN_MAX_US", 1000), 50);
 	kp.full_wait_ns = env_long("KPROG_FULL_WAIT_US", 50) * 1000;
+	kp_wp_init();
 	if (env_long("KPROG_DISABLE", 0) == 1) {
 		kp_log(1, "KPROG_DISABLE=1: passing everything through");
 		return;
@@ -242,6 +249,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int MPI_Finalize(void)
 {
+	kp_wp_finalize();	/* collective: before anybody leaves */
 	if (kp.active) {
 		/* Buffered and freed sends still in flight must reach their
 		 * receivers before close() cancels them.

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include "shim.h"
+#include "mon.h"
 
 struct kp_req *kp_new_op(int kind, int mode, struct kp_comm *c, const void *buf, int count,
 			 MPI_Datatype type, int peer, int tag)
@@ -267,17 +268,22 @@ int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, M
 {
 	struct kp_comm *c = kp_comm_lookup(comm);
 
-	if (!c)
+	if (!c) {
+		KP_MON_PASS(comm, dest, count, type);
 		return PMPI_Send(buf, count, type, dest, tag, comm);
+	}
 	return send_blocking(buf, count, type, dest, tag, comm, c, M_STD);
 }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+/* MPI_Ssend (waitprof.c times it when the profiler is on) */
+int kp_mpi_ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
 	struct kp_comm *c = kp_comm_lookup(comm);
 
-	if (!c)
+	if (!c) {
+		KP_MON_PASS(comm, dest, count, type);
 		return PMPI_Ssend(buf, count, type, dest, tag, comm);
+	}
 	return send_blocking(buf, count, type, dest, tag, comm, c, M_SYNC);
 }
 
@@ -286,8 +292,10 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 {
 	struct kp_comm *c = kp_comm_lookup(comm);
 
-	if (!c)
+	if (!c) {
+		KP_MON_PASS(comm, dest, count, type);
 		return PMPI_Rsend(buf, count, type, dest, tag, comm);
+	}
 	return send_blocking(buf, count, type, dest, tag, comm, c, M_READY);
 }
 
@@ -296,8 +304,10 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 	struct kp_comm *c = kp_comm_lookup(comm);
 	int rc;
 
-	if (!c)
+	if (!c) {
+		KP_MON_PASS(comm, dest, count, type);
 		return PMPI_Bsend(buf, count, type, dest, tag, comm);
+	}
 	kp_progress();
 	rc = kp_check_args(c, count, dest, tag, false);
 	if (rc == MPI_SUCCESS)
@@ -310,8 +320,10 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 {
 	struct kp_comm *c = kp_comm_lookup(comm);
 
-	if (!c)
+	if (!c) {
+		KP_MON_PASS(comm, dest, count, type);
 		return PMPI_Isend(buf, count, type, dest, tag, comm, req);
+	}
 	return send_nonblocking(buf, count, type, dest, tag, comm, c, M_STD, req);
 }
 
@@ -320,8 +332,10 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 {
 	struct kp_comm *c = kp_comm_lookup(comm);
 
-	if (!c)
+	if (!c) {
+		KP_MON_PASS(comm, dest, count, type);
 		return PMPI_Issend(buf, count, type, dest, tag, comm, req);
+	}
 	return send_nonblocking(buf, count, type, dest, tag, comm, c, M_SYNC, req);
 }
 
@@ -330,8 +344,10 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 {
 	struct kp_comm *c = kp_comm_lookup(comm);
 
-	if (!c)
+	if (!c) {
+		KP_MON_PASS(comm, dest, count, type);
 		return PMPI_Irsend(buf, count, type, dest, tag, comm, req);
+	}
 	return send_nonblocking(buf, count, type, dest, tag, comm, c, M_READY, req);
 }
 
@@ -341,8 +357,10 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 {
 	struct kp_comm *c = kp_comm_lookup(comm);
 
-	if (!c)
+	if (!c) {
+		KP_MON_PASS(comm, dest, count, type);
 		return PMPI_Ibsend(buf, count, type, dest, tag, comm, req);
+	}
 	return send_nonblocking(buf, count, type, dest, tag, comm, c, M_BUFFERED, req);
 }
 
@@ -394,13 +412,15 @@ static int finish_blocking(struct kp_req *r, MPI_Status *status)
 
 	kp_wait_one(r);
 	kp_status_copy(status, r, false);
+	KP_WP_REQ_DONE(r);
 	rc = r->err;
 	kp_req_release(r);
 	return rc;
 }
 
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-	     MPI_Status *status)
+/* MPI_Recv (waitprof.c times it when the profiler is on) */
+int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+		MPI_Status *status)
 {
 	struct kp_comm *c = kp_comm_lookup(comm);
 	struct kp_req *r;
@@ -436,9 +456,11 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	struct kp_req *rr, *rs;
 	int rc, rc2;
 
-	if (!c)
+	if (!c) {
+		KP_MON_PASS(comm, dest, sendcount, sendtype);
 		return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
 				     recvcount, recvtype, source, recvtag, comm, status);
+	}
 	rc = kp_check_args(c, sendcount, dest, sendtag, false);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
@@ -472,9 +494,11 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 	size_t bytes, got;
 	int rc, rc2, rcount;
 
-	if (!c)
+	if (!c) {
+		KP_MON_PASS(comm, dest, count, type);
 		return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag,
 					     comm, status);
+	}
 	rc = kp_check_args(c, count, dest, sendtag, false);
 	if (rc == MPI_SUCCESS)
 		rc = kp_check_args(c, count, source, recvtag, true);

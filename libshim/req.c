@@ -215,6 +215,10 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 	r->status._cancelled = cancelled;
 	r->err = cancelled ? MPI_SUCCESS : kp_errno_to_mpi(-cqe->error);
 	r->status.MPI_ERROR = r->err;
+	/* Late Sender as the kernel measured it (KPROG_JOIN_TIMES), 0 if none. */
+	r->timed = r->kind == KR_RECV && kp.cqe_times.send_ns && kp.cqe_times.recv_ns;
+	r->late_ns = r->timed && kp.cqe_times.send_ns > kp.cqe_times.recv_ns ?
+		     kp.cqe_times.send_ns - kp.cqe_times.recv_ns : 0;
 	kp_log(3, "complete id %llx kind %d bytes %llu cap %llu err %d", (unsigned long long)cqe->req_id,
 	       r->kind, (unsigned long long)cqe->bytes, (unsigned long long)r->cap, cqe->error);
 
@@ -260,10 +264,13 @@ static void drain_ring(void)
 	while (head != tail) {
 		while (head != tail) {
 			cqe = kp.cqes[head & kp.ring_mask];
+			if (kp.times)	/* the wait-state profiler's kernel times */
+				kp.cqe_times = kp.times[head & kp.ring_mask];
 			head++;
 			/* free the slot before completing: completion may post */
 			__atomic_store_n(&h->head, head, __ATOMIC_RELEASE);
 			handle_cqe(&cqe);
+			kp.cqe_times.send_ns = 0;
 		}
 		tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
 	}
@@ -326,7 +333,11 @@ static void after_post(struct kp_req *r)
 {
 	r->state = RS_ACTIVE;
 	if (r->post.done) {
+		/* Found its message already there: no Late Sender, exactly. */
+		if (kp.times && r->kind == KR_RECV && !r->post.cqe.error)
+			kp.cqe_times = (struct kprog_cqe_times){ .send_ns = 1, .recv_ns = 1 };
 		kp_complete(r, &r->post.cqe);
+		kp.cqe_times.send_ns = 0;
 	} else if (r->kind == KR_RECV) {
 		kernel_recv_add(r);
 	}
@@ -604,6 +615,7 @@ int kp_req_finish(MPI_Request *h, MPI_Status *st, bool with_error, MPI_Comm *err
 	if (errcomm)
 		*errcomm = kp_req_comm(r);
 	kp_status_copy(st, r, with_error);
+	KP_WP_REQ_DONE(r);
 	if (r->persistent) {
 		r->state = RS_INACTIVE;
 	} else {

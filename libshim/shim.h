@@ -30,6 +30,9 @@ struct kp_state {
 	uint64_t activity;	/* bumped by every completion: idle detection */
 	long full_wait_ns;	/* a send spins this long for channel room */
 	int verbose;
+	/* wait-state profiler: the ring's times (KPROG_JOIN_TIMES), or NULL */
+	const struct kprog_cqe_times *times;
+	struct kprog_cqe_times cqe_times;	/* of the completion being handled */
 };
 extern struct kp_state kp;
 
@@ -136,6 +139,8 @@ struct kp_req {
 	/* result */
 	MPI_Status status;
 	int err;		/* MPI error code of the completion */
+	bool timed;		/* a receive the kernel timed: late_ns is exact */
+	uint64_t late_ns;	/* its Late Sender time (seed 003) */
 };
 
 #define KP_NO_REQ 0xffffffffu
@@ -212,6 +217,7 @@ int kp_fast_probe(struct kp_comm *c, int source, int tag, struct kp_req *m, int 
 		  MPI_Status *st);	/* 1: answered; m: dequeue into it */
 int kp_fast_mrecv(struct kp_req *m, void *buf, int count, MPI_Datatype type, MPI_Status *st);
 void kp_fast_poll(void);
+void kp_fast_sent_counts(uint64_t *msgs, uint64_t *bytes);	/* += per world rank */
 bool kp_fast_news(void);		/* something to poll since the last poll */
 bool kp_fast_user_recvs(void);		/* receives posted in user space exist */
 uint64_t kp_fast_rx_published(void);	/* bytes published to us on all channels */
@@ -230,5 +236,20 @@ int kp_start_recv(struct kp_req *r);
 struct kp_req *kp_new_op(int kind, int mode, struct kp_comm *c, const void *buf, int count,
 			 MPI_Datatype type, int peer, int tag);
 int kp_check_args(struct kp_comm *c, int count, int peer, int tag, bool recv);
+
+/* ---- wait-state profiler (waitprof.c) ---- */
+extern bool kp_wp_on;			/* KPROG_WAITPROF set */
+extern struct kp_wp_call *kp_wp_cur;	/* the profiled call in progress */
+void kp_wp_init(void);			/* reads the environment, before JOIN */
+void kp_wp_finalize(void);		/* the report, collective, before PMPI_Finalize */
+void kp_wp_req_done(const struct kp_req *r);
+/* A request finished inside a profiled call: charge its kernel times. */
+#define KP_WP_REQ_DONE(r) do { if (__builtin_expect(kp_wp_cur != NULL, 0)) kp_wp_req_done(r); } while (0)
+/* The shim's own MPI_Recv, MPI_Ssend, MPI_Wait, MPI_Waitall (waitprof.c wraps them). */
+int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+		MPI_Status *status);
+int kp_mpi_ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+int kp_mpi_wait(MPI_Request *req, MPI_Status *status);
+int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[]);
 
 #endif

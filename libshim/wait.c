@@ -44,7 +44,8 @@ static bool kernel_work(int n, const MPI_Request reqs[])
 
 /* ---- single requests ---- */
 
-int MPI_Wait(MPI_Request *req, MPI_Status *status)
+/* MPI_Wait (waitprof.c times it when the profiler is on) */
+int kp_mpi_wait(MPI_Request *req, MPI_Status *status)
 {
 	struct kp_req *r;
 	MPI_Comm ec;
@@ -262,7 +263,8 @@ static int finish_all(struct mix *m, MPI_Request *reqs, MPI_Status *st, int subr
 	return err;
 }
 
-int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+/* MPI_Waitall (waitprof.c times it when the profiler is on) */
+int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
 	struct mix m;
 	struct kp_wait w = { .kernel_work = kernel_work(n, reqs) };

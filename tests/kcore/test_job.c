@@ -576,7 +576,7 @@ TEST(job__join_of_an_endpoint_already_in_a_job_is_eisconn_inside_too)
 	struct kprog_ring ring = {};
 
 	ASSERT_OK(kt_join_req(e, &j));
-	ASSERT_OK(kprog_ring_alloc(&ring, 4, 1));
+	ASSERT_OK(kprog_ring_alloc(&ring, 4, 1, false));
 	EXPECT_ERR(kprog_job_join(e->ep, &j, &map, &ring), -EISCONN);
 	kprog_ring_free(&ring);
 }

@@ -392,7 +392,8 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	ASSERT_OK(kt_info(e, &info));		/* before JOIN */
 	EXPECT_EQ(info.abi_version, KPROG_ABI_VERSION);
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
-				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_FASTPATH);
+				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_FASTPATH |
+				 KPROG_FEAT_PEERS | KPROG_FEAT_TIMES);
 	EXPECT_EQ(info.transports, KPROG_XPORT_SHM);
 	EXPECT_EQ(info.eager_limit, 8192);
 	EXPECT_EQ(info.eager_quota, 1 << 20);
@@ -426,7 +427,8 @@ TEST_NO_MODULE(main__get_info_without_fast_path_has_no_fastpath_feature)
 	e = kt_open();
 	ASSERT_OK(kt_info(e, &info));
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
-				 KPROG_FEAT_RECV_ARRIVED);
+				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_PEERS |
+				 KPROG_FEAT_TIMES);
 	EXPECT_EQ(info.fast_limit, 0);
 }
 

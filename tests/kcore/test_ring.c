@@ -70,11 +70,16 @@ TEST(ring__per_source_area_follows_the_slots_and_grows_the_mapping)
 {
 	struct kprog_ring r = {};
 
-	ASSERT_OK(kprog_ring_alloc(&r, 2, 1000));
+	ASSERT_OK(kprog_ring_alloc(&r, 2, 1000, false));
 	EXPECT_EQ(r.hdr->src_offset, 192);
 	EXPECT_EQ(r.hdr->nr_src, 1000);
-	EXPECT_EQ(r.bytes, PAGE_ALIGN(192 + 1000 * 8));
+	/* then the per-destination send counts, no times */
+	EXPECT_EQ(r.hdr->peer_offset, 192 + 1000 * 8);
+	EXPECT_EQ(r.hdr->times_offset, 0);
+	EXPECT(!r.times);
+	EXPECT_EQ(r.bytes, PAGE_ALIGN(192 + 1000 * 8 + 1000 * 16));
 	EXPECT((void *)r.src == r.mem + 192);
+	r.peers[999].bytes = 1;		/* ASan: inside the allocation */
 	r.src[999].held = 1;		/* ASan: inside the allocation */
 	kprog_ring_free(&r);
 	EXPECT(!r.mem && !r.hdr && !r.cqes);
@@ -85,7 +90,7 @@ TEST(ring__alloc_failure_is_enomem_and_free_without_a_ring_is_harmless)
 	struct kprog_ring r = {};
 
 	mock_kmalloc_errors = 1;
-	EXPECT_ERR(kprog_ring_alloc(&r, 4, 1), -ENOMEM);
+	EXPECT_ERR(kprog_ring_alloc(&r, 4, 1, false), -ENOMEM);
 	EXPECT(!r.mem);
 	kprog_ring_free(&r);
 }

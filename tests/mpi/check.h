@@ -25,11 +25,13 @@ static void test_fail(const char *file, int line, const char *cond,
 static void test_fail(const char *file, int line, const char *cond,
 		      const char *fmt, ...)
 {
-	int rank = -1, init = 0;
+	int rank = -1, init = 0, fin = 0;
 	char msg[1024] = "";
 	va_list ap;
 
 	MPI_Initialized(&init);
+	MPI_Finalized(&fin);
+	init = init && !fin;	/* checks may follow MPI_Finalize */
 	if (init)
 		MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	if (fmt) {

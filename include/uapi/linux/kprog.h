@@ -56,6 +56,16 @@
  * job gets no fast-path channels.
  */
 #define KPROG_JOIN_NET_ONLY	(1U << 1)
+/*
+ * KPROG_JOIN_TIMES: the ring also carries, for every completion written
+ * to it, a struct kprog_cqe_times (at kprog_ring_hdr.times_offset, slot
+ * for slot with the completions): when the send and the receive were
+ * posted and when they were matched. Off by default: it costs a clock
+ * read per post and per match; once one endpoint of a job asked for it,
+ * every kernel send of the job reads the clock too (sends posted before
+ * have no time). Needs KPROG_FEAT_TIMES (else EINVAL).
+ */
+#define KPROG_JOIN_TIMES	(1U << 2)
 
 struct kprog_join {
 	__u32 abi_version;	/* in: KPROG_ABI_VERSION */
@@ -275,6 +285,10 @@ struct kprog_ring_hdr {
 	 * @event_ns is the CLOCK_MONOTONIC time of the last event or
 	 * completion: a process woken from KPROG_IOC_WAIT learns how long it
 	 * really waited, apart from the time the wake-up took.
+	 * @peer_offset locates @nr_src struct kprog_peer_count, one per
+	 * destination rank (0: a module without them, see KPROG_FEAT_PEERS);
+	 * @times_offset the @entries struct kprog_cqe_times of an endpoint
+	 * joined with KPROG_JOIN_TIMES (0 otherwise).
 	 */
 	__u32 events;
 	__u32 chan_gen;
@@ -282,7 +296,9 @@ struct kprog_ring_hdr {
 	__u32 src_offset;
 	__u32 nr_src;
 	__aligned_u64 event_ns;
-	__u32 __pad1[6];
+	__u32 peer_offset;
+	__u32 times_offset;
+	__u32 __pad1[4];
 };
 
 #define KPROG_RING_CQES_OFFSET	128
@@ -301,6 +317,39 @@ struct kprog_ring_hdr {
 struct kprog_src {
 	__u32 held;
 	__u32 flags;
+};
+
+/*
+ * Per destination rank, written by the kernel only (monitoring, seed
+ * 002): messages and payload bytes this endpoint posted with
+ * KPROG_IOC_SEND to that rank since JOIN, counted when the post succeeds
+ * (a send cancelled later stays counted, as in Open MPI's pml
+ * monitoring). Records sent through fast-path channels never reach the
+ * kernel: their producer counts them in kprog_chan_dir.msgs and .bytes.
+ */
+struct kprog_peer_count {
+	__u64 msgs;
+	__u64 bytes;
+};
+
+/*
+ * Times of a completion in the ring, with KPROG_JOIN_TIMES: slot i
+ * describes cqes[i]. CLOCK_MONOTONIC nanoseconds, 0 where unknown: a
+ * message that came from another node or through a fast-path channel has
+ * no @send_ns; an operation cancelled or failed before a match has no
+ * @match_ns. For a receive, @send_ns is when the matched send was posted
+ * and @recv_ns when this receive was; for a rendezvous send to a rank of
+ * this node, @send_ns is its own post and @recv_ns that of the receive.
+ * Late Sender (seed 003) = @send_ns - @recv_ns when positive; Late
+ * Receiver of a synchronous send = @match_ns - @send_ns when the receive
+ * came later. Completions returned by the posting ioctl itself (@done)
+ * have none: such a receive found its message already there.
+ */
+struct kprog_cqe_times {
+	__u64 send_ns;
+	__u64 recv_ns;
+	__u64 match_ns;
+	__u64 __reserved;
 };
 
 /*
@@ -331,6 +380,8 @@ struct kprog_irq_wait {
 #define KPROG_FEAT_LARGE_MSG	(1U << 1)	/* messages above 4 GiB */
 #define KPROG_FEAT_FASTPATH	(1U << 2)	/* shared-memory channels */
 #define KPROG_FEAT_RECV_ARRIVED	(1U << 3)	/* KPROG_RECV_ARRIVED, max_rndv */
+#define KPROG_FEAT_PEERS	(1U << 4)	/* kprog_peer_count in the ring */
+#define KPROG_FEAT_TIMES	(1U << 5)	/* KPROG_JOIN_TIMES */
 
 #define KPROG_XPORT_SHM		(1U << 0)
 #define KPROG_XPORT_IB		(1U << 1)

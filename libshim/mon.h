@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkprog internals of the monitoring sessions (MPI_Monitoring.h):
+ * sources of counts (mon_src.c) and the hook of pass-through sends.
+ */
+#ifndef KPROG_MON_H
+#define KPROG_MON_H
+
+#include <stdbool.h>
+#include <mpi.h>
+#include "mon_sess.h"
+
+extern bool kp_mon_counting;	/* a session is active and the shim counts pass-through */
+
+int kp_mon_src_init(void);
+void kp_mon_src_fini(void);
+int kp_mon_src_read(struct kp_mcount *cur);
+bool kp_mon_src_needs_pass(void);
+const char *kp_mon_src_describe(void);
+void kp_mon_pass_send(MPI_Comm comm, int dest, int count, MPI_Datatype type);
+
+/* In the pass-through branch of every send wrapper: one flag test. */
+#define KP_MON_PASS(comm, dest, count, type) do { \
+	if (__builtin_expect(kp_mon_counting, 0)) \
+		kp_mon_pass_send(comm, dest, count, type); \
+} while (0)
+
+#endif

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Wait-state profiler (seed 003): KPROG_WAITPROF=1 turns it on (off by
+ * default). Through PMPI it times MPI_Recv, MPI_Wait, MPI_Waitall and
+ * MPI_Ssend (Late Sender and Late Receiver from the process-local
+ * minimum) and the all-to-all collectives MPI_Allreduce, MPI_Alltoall(v),
+ * MPI_Allgather(v) and MPI_Barrier (Wait at NxN from the global minimum,
+ * a few reductions at MPI_Finalize), per call site (the caller's address:
+ * the cheap call path) and logarithmic message-size class. Beyond the
+ * seed: for receives kprog's kernel timed (KPROG_JOIN_TIMES), the exact
+ * Late Sender time (send post minus receive post, when positive) is added
+ * up beside the estimate, per call site and class.
+ *
+ * At MPI_Finalize: <prefix>.<rank> per process and <prefix>.all (all
+ * ranks, per call path) written by world rank 0, prefix
+ * KPROG_WAITPROF_OUT (default "kprog-waitprof").
+ *
+ * Off, every wrapper costs one test of kp_wp_on before the shim's (or
+ * Open MPI's) own function.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "shim.h"
+#include "waitprof_stats.h"
+
+struct kp_wp_call {
+	int fn;
+	uint64_t site;
+	uint64_t t0;		/* ticks */
+	uint64_t ls_n;		/* receives of this call the kernel timed */
+	uint64_t ls_ns;		/* their Late Sender time */
+};
+
+bool kp_wp_on;
+struct kp_wp_call *kp_wp_cur;
+static struct kp_wp_table tab;
+static uint64_t t_init, tick_init;
+static double sec_per_tick = 1e-9;
+static const char *out_prefix;
+static struct kp_wp_cell *last[KP_WP_NFN];	/* the previous call's cell, per function */
+
+/*
+ * A call costs two clock reads: the TSC where there is one (a few ns,
+ * against ~20 ns for clock_gettime), scaled to seconds at MPI_Finalize by
+ * the CLOCK_MONOTONIC time of the whole run. Durations are only ever
+ * compared and summed, so a constant rate is all that matters (an
+ * invariant TSC, which every x86-64 CPU of the last decade has).
+ */
+static inline uint64_t ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	return kp_now_ns();
+#endif
+}
+
+void kp_wp_init(void)
+{
+	const char *s = getenv("KPROG_WAITPROF");
+
+	if (!s || !*s || !strcmp(s, "0"))
+		return;
+	if (kp_wp_table_init(&tab, 4096)) {
+		fprintf(stderr, "kprog: KPROG_WAITPROF: no memory, profiler off\n");
+		return;
+	}
+	out_prefix = getenv("KPROG_WAITPROF_OUT");
+	if (!out_prefix || !*out_prefix)
+		out_prefix = "kprog-waitprof";
+	t_init = kp_now_ns();
+	tick_init = ticks();
+	kp_wp_on = true;
+}
+
+static inline void enter(struct kp_wp_call *w, int fn, void *site)
+{
+	w->fn = fn;
+	w->site = (uintptr_t)site;
+	w->ls_n = w->ls_ns = 0;
+	/* An outer profiled call keeps the kernel's times of nested ones. */
+	if (!kp_wp_cur)
+		kp_wp_cur = w;
+	w->t0 = ticks();
+}
+
+static inline void leave(struct kp_wp_call *w, uint64_t bytes)
+{
+	double d = (double)(ticks() - w->t0);	/* in ticks until the report */
+	struct kp_wp_cell *c = last[w->fn];
+
+	/* the common case: the same call site and size class as last time */
+	if (c && c->site == w->site && c->cls == kp_wp_class(bytes)) {
+		c->n++;
+		c->sum += d;
+		if (d < c->min)
+			c->min = d;
+	} else {
+		c = kp_wp_record(&tab, w->fn, w->site, bytes, d);
+		last[w->fn] = c;
+	}
+
+	if (kp_wp_cur == w)
+		kp_wp_cur = NULL;
+	if (c && w->ls_n) {
+		c->ls_n += w->ls_n;
+		c->ls_exact += w->ls_ns * 1e-9;	/* seconds already */
+	}
+}
+
+void kp_wp_req_done(const struct kp_req *r)
+{
+	if (!r->timed)
+		return;
+	kp_wp_cur->ls_n++;
+	kp_wp_cur->ls_ns += r->late_ns;
+}
+
+/* Bytes received: Open MPI's status keeps them (the shim fills it too). */
+static inline uint64_t status_bytes(const MPI_Status *st)
+{
+	return st->_ucount;
+}
+
+static uint64_t type_bytes(int count, MPI_Datatype type)
+{
+	int size = 0;
+
+	if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS)
+		return 0;
+	return (uint64_t)count * (uint64_t)size;
+}
+
+/* ---- point-to-point: local minimum ---- */
+
+int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+	     MPI_Status *status)
+{
+	struct kp_wp_call w;
+	MPI_Status st;
+	int rc;
+
+	if (!kp_wp_on)
+		return kp_mpi_recv(buf, count, type, source, tag, comm, status);
+	if (status == MPI_STATUS_IGNORE) {
+		memset(&st, 0, sizeof(st));
+		status = &st;
+	}
+	enter(&w, KP_WP_RECV, __builtin_return_address(0));
+	rc = kp_mpi_recv(buf, count, type, source, tag, comm, status);
+	leave(&w, status_bytes(status));
+	return rc;
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+	struct kp_wp_call w;
+	int rc;
+
+	if (!kp_wp_on)
+		return kp_mpi_ssend(buf, count, type, dest, tag, comm);
+	enter(&w, KP_WP_SSEND, __builtin_return_address(0));
+	rc = kp_mpi_ssend(buf, count, type, dest, tag, comm);
+	leave(&w, type_bytes(count, type));
+	return rc;
+}
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+	struct kp_wp_call w;
+	MPI_Status st;
+	int rc;
+
+	if (!kp_wp_on)
+		return kp_mpi_wait(req, status);
+	if (status == MPI_STATUS_IGNORE) {
+		memset(&st, 0, sizeof(st));	/* a send leaves it as it is */
+		status = &st;
+	}
+	enter(&w, KP_WP_WAIT, __builtin_return_address(0));
+	rc = kp_mpi_wait(req, status);
+	leave(&w, status_bytes(status));
+	return rc;
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+{
+	struct kp_wp_call w;
+	MPI_Status local[32], *st = statuses;
+	uint64_t bytes = 0;
+	int rc, i;
+
+	if (!kp_wp_on)
+		return kp_mpi_waitall(n, reqs, statuses);
+	if (statuses == MPI_STATUSES_IGNORE && n > 0)
+		st = n <= 32 ? local : calloc((size_t)n, sizeof(*st));
+	if (!st)	/* no memory for statuses: profile without sizes */
+		st = MPI_STATUSES_IGNORE;
+	else if (st != statuses)
+		memset(st, 0, sizeof(*st) * (size_t)n);
+	enter(&w, KP_WP_WAITALL, __builtin_return_address(0));
+	rc = kp_mpi_waitall(n, reqs, st);
+	for (i = 0; st != MPI_STATUSES_IGNORE && i < n; i++)
+		bytes += status_bytes(&st[i]);
+	leave(&w, bytes);
+	if (st != statuses && st != local && st != MPI_STATUSES_IGNORE)
+		free(st);
+	return rc;
+}
+
+/* ---- all-to-all collectives: global minimum ---- */
+
+#define COLL(fn, bytes, call) do {					\
+	struct kp_wp_call w;						\
+	int rc;								\
+									\
+	if (!kp_wp_on)							\
+		return call;						\
+	enter(&w, fn, __builtin_return_address(0));			\
+	rc = call;							\
+	leave(&w, bytes);						\
+	return rc;							\
+} while (0)
+
+int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
+		  MPI_Comm comm)
+{
+	COLL(KP_WP_ALLREDUCE, type_bytes(count, type),
+	     PMPI_Allreduce(sbuf, rbuf, count, type, op, comm));
+}
+
+int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+		 MPI_Datatype rtype, MPI_Comm comm)
+{
+	COLL(KP_WP_ALLTOALL, type_bytes(scount, stype),
+	     PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+}
+
+int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+		  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+		  MPI_Comm comm)
+{
+	/* size class of the first block: the sizes of a v-collective vary */
+	COLL(KP_WP_ALLTOALLV, scounts && sbuf != MPI_IN_PLACE ? type_bytes(scounts[0], stype) : 0,
+	     PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
+}
+
+int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+		  MPI_Datatype rtype, MPI_Comm comm)
+{
+	COLL(KP_WP_ALLGATHER, type_bytes(sbuf == MPI_IN_PLACE ? rcount : scount,
+					 sbuf == MPI_IN_PLACE ? rtype : stype),
+	     PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
+}
+
+int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+		   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+	COLL(KP_WP_ALLGATHERV, sbuf == MPI_IN_PLACE ? 0 : type_bytes(scount, stype),
+	     PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
+}
+
+int MPI_Barrier(MPI_Comm comm)
+{
+	COLL(KP_WP_BARRIER, 0, PMPI_Barrier(comm));
+}
+
+/* ---- the report ---- */
+
+static void to_seconds(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < tab.cap; i++) {
+		tab.cells[i].sum *= sec_per_tick;
+		tab.cells[i].min *= sec_per_tick;
+	}
+}
+
+/* One row of a rank's profile, as gathered at world rank 0. */
+struct row {
+	char where[112];	/* call site: symbol+offset or object+offset */
+	int fn, cls;
+	uint64_t n, ls_n;
+	double sum, min, wait, ls_exact;
+};
+
+static void site_name(uint64_t site, char *out, size_t len)
+{
+	Dl_info di;
+	const char *obj;
+
+	if (!site) {
+		snprintf(out, len, "(other sites)");
+		return;
+	}
+	if (!dladdr((void *)(uintptr_t)site, &di) || !di.dli_fname) {
+		snprintf(out, len, "0x%llx", (unsigned long long)site);
+		return;
+	}
+	obj = strrchr(di.dli_fname, '/');
+	obj = obj ? obj + 1 : di.dli_fname;
+	/* offsets, not addresses: the same site on every rank despite ASLR */
+	if (di.dli_sname)
+		snprintf(out, len, "%s+0x%llx", di.dli_sname,
+			 (unsigned long long)(site - (uintptr_t)di.dli_saddr));
+	else
+		snprintf(out, len, "%s+0x%llx", obj,
+			 (unsigned long long)(site - (uintptr_t)di.dli_fbase));
+}
+
+static const char *kind_of(int fn)
+{
+	if (fn >= KP_WP_FIRST_NXN)
+		return "wait_at_nxn";
+	return fn == KP_WP_SSEND ? "late_receiver" : "late_sender";
+}
+
+static int rows_of(double gmin[KP_WP_NFN][KP_WP_NCLASS], struct row **out)
+{
+	double lmin[KP_WP_NFN][KP_WP_NCLASS];
+	struct row *rows = calloc(tab.used ? tab.used : 1, sizeof(*rows));
+	unsigned int i;
+	int n = 0;
+
+	if (!rows)
+		return -1;
+	kp_wp_local_min(&tab, lmin);
+	for (i = 0; i < tab.cap; i++) {
+		const struct kp_wp_cell *c = &tab.cells[i];
+		struct row *r;
+
+		if (!c->used || !c->n)
+			continue;
+		r = &rows[n++];
+		site_name(c->site, r->where, sizeof(r->where));
+		r->fn = c->fn;
+		r->cls = c->cls;
+		r->n = c->n;
+		r->sum = c->sum;
+		r->min = c->min;
+		r->wait = kp_wp_wait(c, c->fn >= KP_WP_FIRST_NXN ? gmin[c->fn][c->cls] :
+				     lmin[c->fn][c->cls]);
+		r->ls_n = c->ls_n;
+		r->ls_exact = c->ls_exact;
+	}
+	*out = rows;
+	return n;
+}
+
+static void class_range(int cls, char *out, size_t len)
+{
+	if (!cls)
+		snprintf(out, len, "0");
+	else
+		snprintf(out, len, "%llu-%llu", 1ull << (cls - 1), (1ull << cls) - 1);
+}
+
+static void write_rows(FILE *f, const struct row *rows, int n, double runtime)
+{
+	char range[48];
+	int i;
+
+	fprintf(f, "%-40s %-14s %-13s %-17s %10s %12s %12s %12s %8s %14s %10s\n", "call site",
+		"function", "pattern", "bytes", "calls", "time_s", "min_s", "wait_s", "ratio",
+		"kernel_ls_s", "ls_msgs");
+	for (i = 0; i < n; i++) {
+		const struct row *r = &rows[i];
+
+		class_range(r->cls, range, sizeof(range));
+		fprintf(f, "%-40s %-14s %-13s %-17s %10llu %12.6f %12.9f %12.6f %7.2f%% ",
+			r->where, kp_wp_fn_name(r->fn), kind_of(r->fn), range,
+			(unsigned long long)r->n, r->sum, r->min, r->wait,
+			runtime > 0 ? 100.0 * r->wait / runtime : 0.0);
+		if (r->ls_n)
+			fprintf(f, "%14.6f %10llu\n", r->ls_exact, (unsigned long long)r->ls_n);
+		else
+			fprintf(f, "%14s %10s\n", "-", "0");
+	}
+}
+
+/* Rows of all ranks summed per (call site, function): the seed's call-path table. */
+static void write_all(FILE *f, struct row *rows, int n, double runtime, int nprocs)
+{
+	int i, j, m = 0;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < m; j++)
+			if (rows[j].fn == rows[i].fn && !strcmp(rows[j].where, rows[i].where))
+				break;
+		if (j == m) {
+			rows[m] = rows[i];
+			rows[m].cls = -1;
+			m++;
+			continue;
+		}
+		rows[j].n += rows[i].n;
+		rows[j].sum += rows[i].sum;
+		rows[j].wait += rows[i].wait;
+		rows[j].ls_n += rows[i].ls_n;
+		rows[j].ls_exact += rows[i].ls_exact;
+		if (rows[i].min < rows[j].min)
+			rows[j].min = rows[i].min;
+	}
+	fprintf(f, "# all %d ranks, per call path; ratio = wait / (%d x %.6f s)\n", nprocs,
+		nprocs, runtime);
+	fprintf(f, "%-40s %-14s %-13s %10s %12s %12s %8s %14s %10s\n", "call site", "function",
+		"pattern", "calls", "time_s", "wait_s", "ratio", "kernel_ls_s", "ls_msgs");
+	for (i = 0; i < m; i++) {
+		const struct row *r = &rows[i];
+
+		fprintf(f, "%-40s %-14s %-13s %10llu %12.6f %12.6f %7.2f%% ", r->where,
+			kp_wp_fn_name(r->fn), kind_of(r->fn), (unsigned long long)r->n, r->sum,
+			r->wait, runtime > 0 ? 100.0 * r->wait / (runtime * nprocs) : 0.0);
+		if (r->ls_n)
+			fprintf(f, "%14.6f %10llu\n", r->ls_exact, (unsigned long long)r->ls_n);
+		else
+			fprintf(f, "%14s %10s\n", "-", "0");
+	}
+}
+
+void kp_wp_finalize(void)
+{
+	double lmin[KP_WP_NFN][KP_WP_NCLASS], gmin[KP_WP_NFN][KP_WP_NCLASS], runtime, rmax;
+	struct row *rows = NULL, *all = NULL;
+	int rank, size, n, i, *counts = NULL, *displs = NULL, total = 0;
+	char *path = NULL;
+	FILE *f;
+
+	if (!kp_wp_on)
+		return;
+	kp_wp_on = false;	/* the reductions below are not profiled */
+	runtime = (kp_now_ns() - t_init) * 1e-9;
+	if (ticks() > tick_init && runtime > 0)
+		sec_per_tick = runtime / (double)(ticks() - tick_init);
+	to_seconds();
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+	kp_wp_local_min(&tab, lmin);
+	PMPI_Allreduce(lmin, gmin, KP_WP_NFN * KP_WP_NCLASS, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+	PMPI_Allreduce(&runtime, &rmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	n = rows_of(gmin, &rows);
+	if (n < 0)
+		n = 0;
+	if (asprintf(&path, "%s.%d", out_prefix, rank) >= 0 && (f = fopen(path, "w"))) {
+		fprintf(f, "# kprog wait-state profile of rank %d, %.6f s from MPI_Init to MPI_Finalize%s\n",
+			rank, runtime, tab.used * 4 >= tab.cap * 3 ? " (call sites merged: table full)" : "");
+		fprintf(f, "# wait: time above the minimum of the (function, size class), local for point-to-point, global for collectives (seed 003);\n"
+			   "# kernel_ls: Late Sender measured by kprog's kernel for the ls_msgs receives it timed\n");
+		write_rows(f, rows, n, runtime);
+		fclose(f);
+	}
+	free(path);
+	path = NULL;
+	/* the aggregated table at world rank 0 */
+	if (rank == 0) {
+		counts = calloc(size, sizeof(int));
+		displs = calloc(size, sizeof(int));
+	}
+	i = n * (int)sizeof(struct row);
+	PMPI_Gather(&i, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (rank == 0 && counts && displs) {
+		for (i = 0; i < size; i++) {
+			displs[i] = total;
+			total += counts[i];
+		}
+		all = malloc(total ? total : 1);
+	}
+	PMPI_Gatherv(rows, n * (int)sizeof(struct row), MPI_BYTE, all, counts, displs, MPI_BYTE, 0,
+		     MPI_COMM_WORLD);
+	if (rank == 0 && all && asprintf(&path, "%s.all", out_prefix) >= 0 &&
+	    (f = fopen(path, "w"))) {
+		write_all(f, all, total / (int)sizeof(struct row), rmax, size);
+		fclose(f);
+		fprintf(stderr, "kprog: wait-state profile in %s and %s.<rank>\n", path, out_prefix);
+	}
+	free(path);
+	free(all);
+	free(counts);
+	free(displs);
+	free(rows);
+	kp_wp_table_free(&tab);
+}
