@@ -159,6 +159,12 @@ void kp_comm_new(MPI_Comm *newcomm)
 		kp_comm_register(*newcomm, 0, false);
 }
 
+void kp_comm_forget(MPI_Comm comm)
+{
+	if (kp.active && comm != MPI_COMM_NULL)
+		unlink_comm(comm);
+}
+
 int kp_err(MPI_Comm comm, int code)
 {
 	if (code != MPI_SUCCESS)

@@ -139,7 +139,7 @@ static void teardown(void)
 	kp.fd = -1;
 }
 
-static void setup(int provided)
+void kp_setup(int provided)
 {
 	int node_rank, node_size, code = ST_OK, all, i;
 	int *node_world, *tmp;
@@ -226,7 +226,7 @@ int MPI_Init(int *argc, char ***argv)
 	int rc = PMPI_Init(argc, argv);
 
 	if (rc == MPI_SUCCESS)
-		setup(MPI_THREAD_SINGLE);
+		kp_setup(MPI_THREAD_SINGLE);
 	return rc;
 }
 
@@ -235,11 +235,12 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 
 	if (rc == MPI_SUCCESS)
-		setup(*provided);
+		kp_setup(*provided);
 	return rc;
 }
 
-int MPI_Finalize(void)
+/* Everything of MPI_Finalize but PMPI_Finalize (shared with Fortran's). */
+void kp_shutdown(void)
 {
 	if (kp.active) {
 		/* Buffered and freed sends still in flight must reach their
@@ -274,5 +275,10 @@ int MPI_Finalize(void)
 	}
 	if (kp.node_comm != MPI_COMM_NULL && kp.node_comm)
 		PMPI_Comm_free(&kp.node_comm);
+}
+
+int MPI_Finalize(void)
+{
+	kp_shutdown();
 	return PMPI_Finalize();
 }

@@ -31,6 +31,8 @@ struct kp_state {
 	int verbose;
 };
 extern struct kp_state kp;
+void kp_setup(int provided);	/* after PMPI_Init/Init_thread succeeded */
+void kp_shutdown(void);		/* before PMPI_Finalize */
 
 #define kp_log(lvl, ...) do { if (kp.verbose >= (lvl)) kp_logf(__VA_ARGS__); } while (0)
 void kp_logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -55,6 +57,7 @@ void kp_comm_new(MPI_Comm *newcomm);	/* after a creating PMPI call */
 void kp_comm_get(struct kp_comm *c);
 void kp_comm_put(struct kp_comm *c);
 void kp_comm_fini(void);
+void kp_comm_forget(MPI_Comm comm);	/* after Comm_free/Comm_disconnect */
 int kp_err(MPI_Comm comm, int code);	/* invoke the errhandler, return code */
 
 /* ---- datatypes (dtype.c) ---- */
@@ -149,6 +152,8 @@ bool kp_deferred_pending(void);
 static inline MPI_Request kp_handle(struct kp_req *r) { return (MPI_Request)(void *)r; }
 static inline struct kp_req *kp_req(MPI_Request r) { return (struct kp_req *)(void *)r; }
 uint64_t kp_req_id(struct kp_req *r);
+uint32_t kp_req_slot(const struct kp_req *r);	/* its index in the pool */
+struct kp_req *kp_req_at(uint32_t slot);	/* NULL: no live object there */
 void kp_ring_drain(void);		/* completions from the ring, overflow */
 void kp_deferred_flush(void);		/* posts the module refused earlier */
 bool kp_deferred_sends(void);		/* sends wait for kernel slots */
