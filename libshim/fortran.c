@@ -597,6 +597,7 @@ FORTRAN(finalize, FINALIZE, Finalize, f_finalize)
 
 static void new_comm(const MPI_Fint *newcomm, const MPI_Fint *e)
 {
+	KP_GUARD();
 	MPI_Comm c;
 
 	if (*e != MPI_SUCCESS || !kp.active)
@@ -647,6 +648,21 @@ F_CTOR(dist_graph_create_adjacent, DIST_GRAPH_CREATE_ADJACENT, Dist_graph_create
        P9, A9)
 F_CTOR(intercomm_merge, INTERCOMM_MERGE, Intercomm_merge, P2, A2)
 
+/* As Open MPI's binding: the handle is valid at once, usable after the wait. */
+static void f_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *req, MPI_Fint *ierr)
+{
+	MPI_Comm c = MPI_COMM_NULL;
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Comm_idup(PMPI_Comm_f2c(*comm), &c, &r);
+
+	if (rc == MPI_SUCCESS) {
+		*newcomm = PMPI_Comm_c2f(c);
+		*req = req_c2f(r);
+	}
+	set_ierr(ierr, rc);
+}
+FORTRAN(comm_idup, COMM_IDUP, Comm_idup, f_comm_idup)
+
 #define F_COMM_GONE(lc, UC, Mc)								\
 static void f_##lc(MPI_Fint *comm, MPI_Fint *ierr)					\
 {											\
@@ -654,8 +670,10 @@ static void f_##lc(MPI_Fint *comm, MPI_Fint *ierr)					\
 	MPI_Fint e = MPI_SUCCESS;							\
 											\
 	REAL(lc, (MPI_Fint *, MPI_Fint *))(comm, &e);					\
-	if (e == MPI_SUCCESS)								\
+	if (e == MPI_SUCCESS) {								\
+		KP_GUARD();								\
 		kp_comm_forget(old);							\
+	}										\
 	set_ierr(ierr, e);								\
 }											\
 FORTRAN(lc, UC, Mc, f_##lc)
@@ -669,8 +687,10 @@ static void f_type_free(MPI_Fint *type, MPI_Fint *ierr)
 	MPI_Fint e = MPI_SUCCESS;
 
 	REAL(type_free, (MPI_Fint *, MPI_Fint *))(type, &e);
-	if (e == MPI_SUCCESS)
+	if (e == MPI_SUCCESS) {
+		KP_GUARD();
 		kp_layout_evict(old);
+	}
 	set_ierr(ierr, e);
 }
 FORTRAN(type_free, TYPE_FREE, Type_free, f_type_free)

@@ -161,9 +161,11 @@ void kp_setup(int provided)
 		kp_log(1, "KPROG_DISABLE=1: passing everything through");
 		return;
 	}
-	if (provided == MPI_THREAD_MULTIPLE) {
-		/* Same decision on every rank: all asked the same level or not;
-		 * agree anyway so that a mixed job cannot half-enable.
+	if (provided == MPI_THREAD_MULTIPLE && !kp_ompi_cid_init()) {
+		/*
+		 * Threads need Open MPI's context ids (no Allreduce of ours
+		 * that two threads could run at once: ompi_cid.c). Same
+		 * decision on every rank; agreed below anyway.
 		 */
 		code = ST_MEM << 16;
 	}
@@ -203,7 +205,7 @@ void kp_setup(int provided)
 	if (all != ST_OK) {
 		if (provided == MPI_THREAD_MULTIPLE && (all >> 16) == ST_MEM && !(all & 0xffff)) {
 			if (kp.world_rank == 0)
-				fprintf(stderr, "kprog: MPI_THREAD_MULTIPLE is not supported; passing MPI through to Open MPI\n");
+				fprintf(stderr, "kprog: MPI_THREAD_MULTIPLE needs Open MPI's context ids, which cannot be read; passing MPI through to Open MPI\n");
 		} else {
 			report(all);
 		}
@@ -216,6 +218,9 @@ void kp_setup(int provided)
 	if (env_long("KPROG_FAST", 1) != 0)
 		kp_fast_init(&info);
 	kp_progress_hook(true);
+	kp.mt = provided == MPI_THREAD_MULTIPLE;	/* from here on, the lock (lock.c) */
+	if (kp.mt)
+		kp_log(1, "MPI_THREAD_MULTIPLE: one lock around the shim (lock.c)");
 	kp_log(1, "joined: node ranks %d, eager_limit %u, ring %u, max_iov %u, max_ops %u, fast path %s (%u bytes)",
 	       node_size, kp.eager_limit, kp.ring_mask + 1, kp.max_iov, kp.max_ops,
 	       kp_fast_active() ? "on" : "off", kp_fast_active() ? info.fast_limit : 0);

@@ -29,8 +29,48 @@ struct kp_state {
 	uint64_t activity;	/* bumped by every completion: idle detection */
 	long full_wait_ns;	/* a send spins this long for channel room */
 	int verbose;
+	bool mt;		/* MPI_THREAD_MULTIPLE: the shim's lock is taken (lock.c) */
 };
 extern struct kp_state kp;
+
+/* ---- MPI_THREAD_MULTIPLE (lock.c; sleeping: mt_wait.c) ---- */
+void kp_mt_lock(void);
+void kp_mt_unlock(void);
+bool kp_mt_trylock(void);	/* true at once when !kp.mt */
+int kp_mt_drop(void);		/* release completely; returns the depth */
+void kp_mt_retake(int depth);
+void kp_mt_yield(void);		/* let the other threads in */
+void kp_mt_nap_begin(void);	/* a blocking call is about to sleep */
+void kp_mt_nap_end(void);
+void kp_mt_sleep(long timeout_ns, uint32_t events);	/* kp_sleep_events unlocked */
+void kp_mt_after_progress(void);	/* something completed: kick the sleepers */
+
+static inline int kp_guard_begin(void)
+{
+	if (__builtin_expect(kp.mt, 0)) {
+		kp_mt_lock();
+		return 1;
+	}
+	return 0;
+}
+
+static inline void kp_guard_end(int *held)
+{
+	if (__builtin_expect(*held, 0))
+		kp_mt_unlock();
+}
+
+/* First line of every shim entry point: holds the lock until it returns. */
+#define KP_GUARD() int kp_guard_ __attribute__((cleanup(kp_guard_end), unused)) = kp_guard_begin()
+
+/* An Open MPI call that may block, made without the lock. */
+#define KP_PMPI(call) ({						\
+	int kp_d_ = __builtin_expect(kp.mt, 0) ? kp_mt_drop() : 0;	\
+	int kp_rc_ = (call);						\
+	if (kp_d_)							\
+		kp_mt_retake(kp_d_);					\
+	kp_rc_;								\
+})
 void kp_setup(int provided);	/* after PMPI_Init/Init_thread succeeded */
 void kp_shutdown(void);		/* before PMPI_Finalize */
 
@@ -59,6 +99,15 @@ void kp_comm_put(struct kp_comm *c);
 void kp_comm_fini(void);
 void kp_comm_forget(MPI_Comm comm);	/* after Comm_free/Comm_disconnect */
 int kp_err(MPI_Comm comm, int code);	/* invoke the errhandler, return code */
+
+/* Open MPI's own context id of a communicator (ompi_cid.c) */
+bool kp_ompi_cid_init(void);	/* false: the layout is not the expected one */
+bool kp_ompi_cid_usable(void);
+uint32_t kp_ompi_cid(MPI_Comm comm);
+
+/* nonblocking constructors (idup.c) */
+extern struct kp_req *kp_idup_pending;
+void kp_idup_poll(void);	/* register what Open MPI completed */
 
 /* ---- datatypes (dtype.c) ---- */
 struct kp_seg {
@@ -100,7 +149,7 @@ void kp_unpack(const struct kp_layout *l, const void *in, size_t bytes, void *bu
 int kp_seg_merge(struct kp_seg *s, int n);
 
 /* ---- requests (req.c) ---- */
-enum kp_kind { KR_SEND, KR_RECV, KR_MSG };
+enum kp_kind { KR_SEND, KR_RECV, KR_MSG, KR_IDUP };
 enum kp_rstate { RS_FREE, RS_INACTIVE, RS_ACTIVE, RS_DEFERRED, RS_COMPLETE };
 enum kp_mode { M_STD, M_SYNC, M_READY, M_BUFFERED };
 
@@ -135,6 +184,10 @@ struct kp_req {
 	struct kprog_iov *iov;
 	struct kprog_post post;	/* kept for deferred posting */
 	uint32_t next_deferred;
+	/* KR_IDUP: Open MPI's request and communicator (idup.c) */
+	MPI_Request inner;
+	MPI_Comm newcomm;
+	struct kp_req *pnext;	/* pending idups */
 	/* result */
 	MPI_Status status;
 	int err;		/* MPI error code of the completion */
