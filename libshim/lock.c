@@ -34,16 +34,28 @@
 static pthread_mutex_t big = PTHREAD_MUTEX_INITIALIZER;
 static __thread int depth;
 
+static int want;		/* threads blocked on the lock */
+
 void kp_mt_lock(void)
 {
-	if (depth++ == 0)
-		pthread_mutex_lock(&big);
+	if (depth++)
+		return;
+	__atomic_fetch_add(&want, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&big);
+	__atomic_fetch_sub(&want, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * A mutex is not fair: a thread polling (MPI_Test, MPI_Iprobe in a loop)
+ * would take it again at once. When others wait, give them the CPU.
+ */
 void kp_mt_unlock(void)
 {
-	if (--depth == 0)
-		pthread_mutex_unlock(&big);
+	if (--depth)
+		return;
+	pthread_mutex_unlock(&big);
+	if (__atomic_load_n(&want, __ATOMIC_RELAXED))
+		sched_yield();
 }
 
 bool kp_mt_trylock(void)
@@ -74,7 +86,9 @@ int kp_mt_drop(void)
 void kp_mt_retake(int d)
 {
 	if (d) {
+		__atomic_fetch_add(&want, 1, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&big);
+		__atomic_fetch_sub(&want, 1, __ATOMIC_RELAXED);
 		depth = d;
 	}
 }
