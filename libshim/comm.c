@@ -2,7 +2,9 @@
 /*
  * Communicator table: which communicators go through kprog, their context
  * ids, and rank translation. Wrappers of every communicator constructor
- * register the result; Comm_free/Comm_disconnect remove it.
+ * register the result; Comm_free/Comm_disconnect remove it. The context id
+ * is Open MPI's own (ompi_cid.c), or, if that cannot be read, agreed by an
+ * Allreduce(MAX) of each member's next free id.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,8 @@ void kp_comm_register(MPI_Comm comm, uint32_t fixed_ctx, bool fixed)
 	}
 	if (fixed) {
 		agreed = fixed_ctx;
+	} else if (kp_ompi_cid_usable()) {
+		agreed = kp_ompi_cid(comm);	/* Open MPI agreed it: ompi_cid.c */
 	} else {
 		mine = next_ctx;
 		PMPI_Allreduce(&mine, &agreed, 1, MPI_UINT32_T, MPI_MAX, comm);
@@ -135,6 +139,8 @@ void kp_comm_register(MPI_Comm comm, uint32_t fixed_ctx, bool fixed)
 
 void kp_comm_init(void)
 {
+	if (!kp_ompi_cid_init())
+		kp_log(1, "Open MPI's communicator layout is not the expected one: context ids agreed by Allreduce, Comm_idup not accelerated");
 	kp_comm_register(MPI_COMM_WORLD, 0, true);
 	kp_comm_register(MPI_COMM_SELF, 1, true);
 }
@@ -159,6 +165,12 @@ void kp_comm_new(MPI_Comm *newcomm)
 		kp_comm_register(*newcomm, 0, false);
 }
 
+void kp_comm_forget(MPI_Comm comm)
+{
+	if (kp.active && comm != MPI_COMM_NULL)
+		unlink_comm(comm);
+}
+
 int kp_err(MPI_Comm comm, int code)
 {
 	if (code != MPI_SUCCESS)
@@ -169,7 +181,7 @@ int kp_err(MPI_Comm comm, int code)
 /* ---- constructors ---- */
 
 #define WRAP_NEW(call, out) do {			\
-	int rc_ = call;					\
+	int rc_ = KP_PMPI(call);			\
 	if (rc_ == MPI_SUCCESS && kp.active)		\
 		kp_comm_new(out);			\
 	return rc_;					\
@@ -177,48 +189,57 @@ int kp_err(MPI_Comm comm, int code)
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Comm_dup(comm, newcomm), newcomm);
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm);
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Comm_create(comm, group, newcomm), newcomm);
 }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
 }
 
 int MPI_Cart_create(MPI_Comm old, int ndims, const int dims[], const int periods[], int reorder,
 		    MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Cart_create(old, ndims, dims, periods, reorder, newcomm), newcomm);
 }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm);
 }
 
 int MPI_Graph_create(MPI_Comm old, int nnodes, const int index[], const int edges[], int reorder,
 		     MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Graph_create(old, nnodes, index, edges, reorder, newcomm), newcomm);
 }
 
@@ -226,6 +247,7 @@ int MPI_Dist_graph_create(MPI_Comm old, int n, const int sources[], const int de
 			  const int dest[], const int weights[], MPI_Info info, int reorder,
 			  MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Dist_graph_create(old, n, sources, degrees, dest, weights, info, reorder,
 					newcomm), newcomm);
 }
@@ -235,6 +257,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm old, int indegree, const int sources
 				   const int destweights[], MPI_Info info, int reorder,
 				   MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Dist_graph_create_adjacent(old, indegree, sources, sourceweights, outdegree,
 						 dest, destweights, info, reorder, newcomm),
 		 newcomm);
@@ -242,15 +265,15 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm old, int indegree, const int sources
 
 int MPI_Intercomm_merge(MPI_Comm inter, int high, MPI_Comm *newcomm)
 {
+	KP_GUARD();
 	WRAP_NEW(PMPI_Intercomm_merge(inter, high, newcomm), newcomm);
 }
 
-/* MPI_Comm_idup is not wrapped: its communicator stays with Open MPI. */
-
 int MPI_Comm_free(MPI_Comm *comm)
 {
+	KP_GUARD();
 	MPI_Comm old = comm ? *comm : MPI_COMM_NULL;
-	int rc = PMPI_Comm_free(comm);
+	int rc = KP_PMPI(PMPI_Comm_free(comm));
 
 	if (rc == MPI_SUCCESS && kp.active)
 		unlink_comm(old);
@@ -259,8 +282,9 @@ int MPI_Comm_free(MPI_Comm *comm)
 
 int MPI_Comm_disconnect(MPI_Comm *comm)
 {
+	KP_GUARD();
 	MPI_Comm old = comm ? *comm : MPI_COMM_NULL;
-	int rc = PMPI_Comm_disconnect(comm);
+	int rc = KP_PMPI(PMPI_Comm_disconnect(comm));
 
 	if (rc == MPI_SUCCESS && kp.active)
 		unlink_comm(old);

@@ -416,6 +416,7 @@ void kp_unpack(const struct kp_layout *l, const void *in, size_t bytes, void *bu
 
 int MPI_Type_free(MPI_Datatype *type)
 {
+	KP_GUARD();
 	MPI_Datatype t = type ? *type : MPI_DATATYPE_NULL;
 	int rc = PMPI_Type_free(type);
 

@@ -526,7 +526,8 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 	uint32_t ev;
 	int w;
 
-	if (!fast_on || source < 0 || uhead || kp_deferred_recvs())
+	/* threads: spinning here would hold the shim's lock (lock.c) */
+	if (!fast_on || source < 0 || uhead || kp_deferred_recvs() || kp.mt)
 		return 0;
 	w = c->c2w[source];
 	if (peers[w].state != PEER_MAPPED)

@@ -146,7 +146,7 @@ static void teardown(void)
 	kp.fd = -1;
 }
 
-static void setup(int provided)
+void kp_setup(int provided)
 {
 	int node_rank, node_size, code = ST_OK, all, i;
 	int *node_world, *tmp;
@@ -169,9 +169,11 @@ static void setup(int provided)
 		kp_log(1, "KPROG_DISABLE=1: passing everything through");
 		return;
 	}
-	if (provided == MPI_THREAD_MULTIPLE) {
-		/* Same decision on every rank: all asked the same level or not;
-		 * agree anyway so that a mixed job cannot half-enable.
+	if (provided == MPI_THREAD_MULTIPLE && !kp_ompi_cid_init()) {
+		/*
+		 * Threads need Open MPI's context ids (no Allreduce of ours
+		 * that two threads could run at once: ompi_cid.c). Same
+		 * decision on every rank; agreed below anyway.
 		 */
 		code = ST_MEM << 16;
 	}
@@ -211,7 +213,7 @@ static void setup(int provided)
 	if (all != ST_OK) {
 		if (provided == MPI_THREAD_MULTIPLE && (all >> 16) == ST_MEM && !(all & 0xffff)) {
 			if (kp.world_rank == 0)
-				fprintf(stderr, "kprog: MPI_THREAD_MULTIPLE is not supported; passing MPI through to Open MPI\n");
+				fprintf(stderr, "kprog: MPI_THREAD_MULTIPLE needs Open MPI's context ids, which cannot be read; passing MPI through to Open MPI\n");
 		} else {
 			report(all);
 		}
@@ -224,6 +226,9 @@ static void setup(int provided)
 	if (env_long("KPROG_FAST", 1) != 0)
 		kp_fast_init(&info, env_long("KPROG_FAST_LIMIT", -1));
 	kp_progress_hook(true);
+	kp.mt = provided == MPI_THREAD_MULTIPLE;	/* from here on, the lock (lock.c) */
+	if (kp.mt)
+		kp_log(1, "MPI_THREAD_MULTIPLE: one lock around the shim (lock.c)");
 	kp_log(1, "joined: node ranks %d, eager_limit %u, ring %u, max_iov %u, max_ops %u, fast path %s (%u bytes)",
 	       node_size, kp.eager_limit, kp.ring_mask + 1, kp.max_iov, kp.max_ops,
 	       kp_fast_active() ? "on" : "off", kp_fast_limit());
@@ -234,7 +239,7 @@ int MPI_Init(int *argc, char ***argv)
 	int rc = PMPI_Init(argc, argv);
 
 	if (rc == MPI_SUCCESS)
-		setup(MPI_THREAD_SINGLE);
+		kp_setup(MPI_THREAD_SINGLE);
 	return rc;
 }
 
@@ -243,11 +248,12 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 
 	if (rc == MPI_SUCCESS)
-		setup(*provided);
+		kp_setup(*provided);
 	return rc;
 }
 
-int MPI_Finalize(void)
+/* Everything of MPI_Finalize but PMPI_Finalize (shared with Fortran's). */
+void kp_shutdown(void)
 {
 	kp_wp_finalize();	/* collective: before anybody leaves */
 	if (kp.active) {
@@ -283,5 +289,10 @@ int MPI_Finalize(void)
 	}
 	if (kp.node_comm != MPI_COMM_NULL && kp.node_comm)
 		PMPI_Comm_free(&kp.node_comm);
+}
+
+int MPI_Finalize(void)
+{
+	kp_shutdown();
 	return PMPI_Finalize();
 }

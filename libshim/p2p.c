@@ -266,11 +266,12 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c) {
 		KP_MON_PASS(comm, dest, count, type);
-		return PMPI_Send(buf, count, type, dest, tag, comm);
+		return KP_PMPI(PMPI_Send(buf, count, type, dest, tag, comm));
 	}
 	return send_blocking(buf, count, type, dest, tag, comm, c, M_STD);
 }
@@ -278,11 +279,12 @@ int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, M
 /* MPI_Ssend (waitprof.c times it when the profiler is on) */
 int kp_mpi_ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c) {
 		KP_MON_PASS(comm, dest, count, type);
-		return PMPI_Ssend(buf, count, type, dest, tag, comm);
+		return KP_PMPI(PMPI_Ssend(buf, count, type, dest, tag, comm));
 	}
 	return send_blocking(buf, count, type, dest, tag, comm, c, M_SYNC);
 }
@@ -290,23 +292,25 @@ int kp_mpi_ssend(const void *buf, int count, MPI_Datatype type, int dest, int ta
 /* Ready mode has no flag in the ABI: a standard send is a valid Rsend. */
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c) {
 		KP_MON_PASS(comm, dest, count, type);
-		return PMPI_Rsend(buf, count, type, dest, tag, comm);
+		return KP_PMPI(PMPI_Rsend(buf, count, type, dest, tag, comm));
 	}
 	return send_blocking(buf, count, type, dest, tag, comm, c, M_READY);
 }
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	int rc;
 
 	if (!c) {
 		KP_MON_PASS(comm, dest, count, type);
-		return PMPI_Bsend(buf, count, type, dest, tag, comm);
+		return KP_PMPI(PMPI_Bsend(buf, count, type, dest, tag, comm));
 	}
 	kp_progress();
 	rc = kp_check_args(c, count, dest, tag, false);
@@ -318,6 +322,7 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
 	      MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c) {
@@ -330,6 +335,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
 	       MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c) {
@@ -342,6 +348,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
 	       MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c) {
@@ -355,6 +362,7 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
 	       MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c) {
@@ -389,6 +397,7 @@ static int irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
 	      MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	struct kp_req *r;
 	int rc;
@@ -422,12 +431,13 @@ static int finish_blocking(struct kp_req *r, MPI_Status *status)
 int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
 		MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	struct kp_req *r;
 	int rc;
 
 	if (!c)
-		return PMPI_Recv(buf, count, type, source, tag, comm, status);
+		return KP_PMPI(PMPI_Recv(buf, count, type, source, tag, comm, status));
 	/* receive immediate: no request object */
 	if (kp_fast_active() && kp_check_args(c, count, source, tag, true) == MPI_SUCCESS) {
 		MPI_Status st;
@@ -452,14 +462,15 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 		 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
 		 MPI_Comm comm, MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	struct kp_req *rr, *rs;
 	int rc, rc2;
 
 	if (!c) {
 		KP_MON_PASS(comm, dest, sendcount, sendtype);
-		return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-				     recvcount, recvtype, source, recvtag, comm, status);
+		return KP_PMPI(PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+				     recvcount, recvtype, source, recvtag, comm, status));
 	}
 	rc = kp_check_args(c, sendcount, dest, sendtag, false);
 	if (rc != MPI_SUCCESS)
@@ -486,6 +497,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int sendtag,
 			 int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	struct kp_layout *l;
 	struct kp_req *rr, *rs;
@@ -496,8 +508,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 
 	if (!c) {
 		KP_MON_PASS(comm, dest, count, type);
-		return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag,
-					     comm, status);
+		return KP_PMPI(PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag,
+					     comm, status));
 	}
 	rc = kp_check_args(c, count, dest, sendtag, false);
 	if (rc == MPI_SUCCESS)
@@ -630,6 +642,7 @@ static int check_probe(struct kp_comm *c, int source, int tag)
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	int rc;
 
@@ -650,11 +663,12 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	int rc;
 
 	if (!c)
-		return PMPI_Probe(source, tag, comm, status);
+		return KP_PMPI(PMPI_Probe(source, tag, comm, status));
 	rc = check_probe(c, source, tag);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
@@ -686,6 +700,7 @@ static void msg_found(struct kp_req *m, MPI_Status *st, MPI_Message *message)
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
 		MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	struct kp_req *m;
 	int rc;
@@ -715,12 +730,13 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	struct kp_req *m;
 	int rc;
 
 	if (!c)
-		return PMPI_Mprobe(source, tag, comm, message, status);
+		return KP_PMPI(PMPI_Mprobe(source, tag, comm, message, status));
 	rc = check_probe(c, source, tag);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
@@ -779,12 +795,13 @@ static int mrecv_post(void *buf, int count, MPI_Datatype type, MPI_Message *mess
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_req *r;
 	MPI_Comm comm;
 	int rc;
 
 	if (!message || !kp_is_msg(*message))
-		return PMPI_Mrecv(buf, count, type, message, status);
+		return KP_PMPI(PMPI_Mrecv(buf, count, type, message, status));
 	comm = kp_req_comm((struct kp_req *)(void *)*message);
 	rc = mrecv_post(buf, count, type, message, &r);
 	if (rc != MPI_SUCCESS)
@@ -795,6 +812,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
 	       MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_req *r;
 	MPI_Comm comm;
 	int rc;
@@ -811,6 +829,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
 
 int MPI_Cancel(MPI_Request *req)
 {
+	KP_GUARD();
 	if (!req || !kp_is_req(*req))
 		return PMPI_Cancel(req);
 	kp_progress();

@@ -27,6 +27,7 @@ static int init_req(int kind, int mode, const void *buf, int count, MPI_Datatype
 int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 		  MPI_Comm comm, MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c)
@@ -37,6 +38,7 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype type, int dest, int t
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 		   MPI_Comm comm, MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c)
@@ -47,6 +49,7 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 		   MPI_Comm comm, MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c)
@@ -57,6 +60,7 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 		   MPI_Comm comm, MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c)
@@ -67,6 +71,7 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype type, int dest, int 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype type, int source, int tag,
 		  MPI_Comm comm, MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 
 	if (!c)
@@ -83,6 +88,7 @@ static int start_one(struct kp_req *r)
 
 int MPI_Start(MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_req *r;
 	MPI_Comm ec;
 	int rc;
@@ -99,6 +105,7 @@ int MPI_Start(MPI_Request *req)
 /* Posted in array order, so matching order follows the array. */
 int MPI_Startall(int n, MPI_Request reqs[])
 {
+	KP_GUARD();
 	int i, rc;
 	bool ours = false;
 

@@ -10,17 +10,24 @@
 #include <sched.h>
 #include "shim.h"
 
-static bool in_progress;
+static bool in_progress, in_hook;
 
 void kp_progress(void)
 {
+	uint64_t seen = kp.activity;
+
 	if (!kp.active || in_progress)
 		return;
 	in_progress = true;
 	kp_ring_drain();
 	kp_deferred_flush();
 	kp_fast_poll();
+	if (kp_idup_pending && !in_hook)
+		kp_idup_poll();
 	in_progress = false;
+	/* other threads asleep in the kernel may wait for what completed */
+	if (kp.mt && kp.activity != seen)
+		kp_mt_after_progress();
 }
 
 /*
@@ -34,7 +41,14 @@ static int (*opal_unregister)(opal_cb_t);
 
 static int opal_cb(void)
 {
+	/* never wait for the lock inside Open MPI: a thread in the shim progresses */
+	if (!kp_mt_trylock())
+		return 0;
+	in_hook = true;
 	kp_progress();
+	in_hook = false;
+	if (kp.mt)
+		kp_mt_unlock();
 	return 0;
 }
 
@@ -76,6 +90,19 @@ static void nap(struct kp_wait *w, bool ompi_pending)
 		return;
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
 
+	if (kp.mt) {
+		/* without the lock; woken by other threads' kicks too (lock.c) */
+		kp_mt_nap_begin();
+		if (!kp_fast_news() && __atomic_load_n(&kp.ring->tail, __ATOMIC_ACQUIRE) ==
+				       kp.ring->head) {
+			w->slept = true;
+			kp_mt_sleep(ompi_pending ? 50000 : 1000000, ev);
+		}
+		kp_mt_nap_end();
+		if (!ompi_pending)
+			ompi_kick();
+		return;
+	}
 	kp_fast_waiting(true);
 	/* Last look after asking to be kicked: a sender may have missed the flag. */
 	if (!kp_fast_news() && __atomic_load_n(&kp.ring->tail, __ATOMIC_ACQUIRE) ==
@@ -124,6 +151,8 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 	 * VM) a PAUSE leaves the translated code and a clock read is a
 	 * helper call, each costing more than a poll.
 	 */
+	if (kp.mt)
+		kp_mt_yield();	/* the other threads' turn (lock.c) */
 	if (w->t0 && kp.activity == w->seen && (++w->polls & 15))
 		return;
 	now = kp_now_ns();

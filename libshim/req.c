@@ -83,6 +83,18 @@ static uint32_t slot_of(struct kp_req *r)
 	return (uint32_t)(r - pool);
 }
 
+uint32_t kp_req_slot(const struct kp_req *r)
+{
+	return (uint32_t)(r - pool);
+}
+
+struct kp_req *kp_req_at(uint32_t slot)
+{
+	if (!pool || slot >= pool_bump || pool[slot].state == RS_FREE)
+		return NULL;
+	return &pool[slot];
+}
+
 uint64_t kp_req_id(struct kp_req *r)
 {
 	return (uint64_t)r->gen << 32 | slot_of(r);

@@ -33,8 +33,50 @@ struct kp_state {
 	/* wait-state profiler: the ring's times (KPROG_JOIN_TIMES), or NULL */
 	const struct kprog_cqe_times *times;
 	struct kprog_cqe_times cqe_times;	/* of the completion being handled */
+	bool mt;		/* MPI_THREAD_MULTIPLE: the shim's lock is taken (lock.c) */
 };
 extern struct kp_state kp;
+
+/* ---- MPI_THREAD_MULTIPLE (lock.c; sleeping: mt_wait.c) ---- */
+void kp_mt_lock(void);
+void kp_mt_unlock(void);
+bool kp_mt_trylock(void);	/* true at once when !kp.mt */
+int kp_mt_drop(void);		/* release completely; returns the depth */
+void kp_mt_retake(int depth);
+void kp_mt_yield(void);		/* let the other threads in */
+void kp_mt_nap_begin(void);	/* a blocking call is about to sleep */
+void kp_mt_nap_end(void);
+void kp_mt_sleep(long timeout_ns, uint32_t events);	/* kp_sleep_events unlocked */
+void kp_mt_after_progress(void);	/* something completed: kick the sleepers */
+
+static inline int kp_guard_begin(void)
+{
+	if (__builtin_expect(kp.mt, 0)) {
+		kp_mt_lock();
+		return 1;
+	}
+	return 0;
+}
+
+static inline void kp_guard_end(int *held)
+{
+	if (__builtin_expect(*held, 0))
+		kp_mt_unlock();
+}
+
+/* First line of every shim entry point: holds the lock until it returns. */
+#define KP_GUARD() int kp_guard_ __attribute__((cleanup(kp_guard_end), unused)) = kp_guard_begin()
+
+/* An Open MPI call that may block, made without the lock. */
+#define KP_PMPI(call) ({						\
+	int kp_d_ = __builtin_expect(kp.mt, 0) ? kp_mt_drop() : 0;	\
+	int kp_rc_ = (call);						\
+	if (kp_d_)							\
+		kp_mt_retake(kp_d_);					\
+	kp_rc_;								\
+})
+void kp_setup(int provided);	/* after PMPI_Init/Init_thread succeeded */
+void kp_shutdown(void);		/* before PMPI_Finalize */
 
 #define kp_log(lvl, ...) do { if (kp.verbose >= (lvl)) kp_logf(__VA_ARGS__); } while (0)
 void kp_logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -59,7 +101,17 @@ void kp_comm_new(MPI_Comm *newcomm);	/* after a creating PMPI call */
 void kp_comm_get(struct kp_comm *c);
 void kp_comm_put(struct kp_comm *c);
 void kp_comm_fini(void);
+void kp_comm_forget(MPI_Comm comm);	/* after Comm_free/Comm_disconnect */
 int kp_err(MPI_Comm comm, int code);	/* invoke the errhandler, return code */
+
+/* Open MPI's own context id of a communicator (ompi_cid.c) */
+bool kp_ompi_cid_init(void);	/* false: the layout is not the expected one */
+bool kp_ompi_cid_usable(void);
+uint32_t kp_ompi_cid(MPI_Comm comm);
+
+/* nonblocking constructors (idup.c) */
+extern struct kp_req *kp_idup_pending;
+void kp_idup_poll(void);	/* register what Open MPI completed */
 
 /* ---- datatypes (dtype.c) ---- */
 struct kp_seg {
@@ -101,7 +153,7 @@ void kp_unpack(const struct kp_layout *l, const void *in, size_t bytes, void *bu
 int kp_seg_merge(struct kp_seg *s, int n);
 
 /* ---- requests (req.c) ---- */
-enum kp_kind { KR_SEND, KR_RECV, KR_MSG };
+enum kp_kind { KR_SEND, KR_RECV, KR_MSG, KR_IDUP };
 enum kp_rstate { RS_FREE, RS_INACTIVE, RS_ACTIVE, RS_DEFERRED, RS_COMPLETE };
 enum kp_mode { M_STD, M_SYNC, M_READY, M_BUFFERED };
 
@@ -136,6 +188,10 @@ struct kp_req {
 	struct kprog_iov *iov;
 	struct kprog_post post;	/* kept for deferred posting */
 	uint32_t next_deferred;
+	/* KR_IDUP: Open MPI's request and communicator (idup.c) */
+	MPI_Request inner;
+	MPI_Comm newcomm;
+	struct kp_req *pnext;	/* pending idups */
 	/* result */
 	MPI_Status status;
 	int err;		/* MPI error code of the completion */
@@ -162,6 +218,8 @@ static inline bool kp_req_kernel_work(const struct kp_req *r)
 	return r->in_kernel || (r->kind == KR_SEND && r->state == RS_ACTIVE);
 }
 uint64_t kp_req_id(struct kp_req *r);
+uint32_t kp_req_slot(const struct kp_req *r);	/* its index in the pool */
+struct kp_req *kp_req_at(uint32_t slot);	/* NULL: no live object there */
 void kp_ring_drain(void);		/* completions from the ring, overflow */
 void kp_deferred_flush(void);		/* posts the module refused earlier */
 void kp_deferred_arrived(void);		/* idle: kept-back receives take arrived messages */

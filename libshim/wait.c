@@ -47,13 +47,14 @@ static bool kernel_work(int n, const MPI_Request reqs[])
 /* MPI_Wait (waitprof.c times it when the profiler is on) */
 int kp_mpi_wait(MPI_Request *req, MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_req *r;
 	MPI_Comm ec;
 	int rc;
 
 	if (!req || !kp_is_req(*req)) {
 		kp_progress();
-		return PMPI_Wait(req, status);
+		return KP_PMPI(PMPI_Wait(req, status));
 	}
 	r = kp_req(*req);
 	if (r->state == RS_INACTIVE) {
@@ -67,6 +68,7 @@ int kp_mpi_wait(MPI_Request *req, MPI_Status *status)
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_req *r;
 	MPI_Comm ec;
 	int rc;
@@ -94,6 +96,7 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 
 int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 {
+	KP_GUARD();
 	struct kp_req *r;
 
 	kp_progress();
@@ -114,6 +117,7 @@ int MPI_Request_get_status(MPI_Request req, int *flag, MPI_Status *status)
 
 int MPI_Request_free(MPI_Request *req)
 {
+	KP_GUARD();
 	struct kp_req *r;
 
 	if (!req || !kp_is_req(*req))
@@ -266,6 +270,7 @@ static int finish_all(struct mix *m, MPI_Request *reqs, MPI_Status *st, int subr
 /* MPI_Waitall (waitprof.c times it when the profiler is on) */
 int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
+	KP_GUARD();
 	struct mix m;
 	struct kp_wait w = { .kernel_work = kernel_work(n, reqs) };
 	int subrc = MPI_SUCCESS, flag, rc;
@@ -273,13 +278,13 @@ int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 
 	kp_progress();
 	if (!mix_init(&m, n, reqs))
-		return PMPI_Waitall(n, reqs, statuses);
+		return KP_PMPI(PMPI_Waitall(n, reqs, statuses));
 	subdone = m.nsub == 0;
 	for (;;) {
 		kp_progress();
 		if (ours_all_done(n, reqs)) {
 			if (!subdone)
-				subrc = PMPI_Waitall(m.nsub, m.sub, m.subst);
+				subrc = KP_PMPI(PMPI_Waitall(m.nsub, m.sub, m.subst));
 			break;
 		}
 		if (!subdone) {
@@ -297,6 +302,7 @@ int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 
 int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+	KP_GUARD();
 	struct mix m;
 	int subrc = MPI_SUCCESS, rc;
 
@@ -372,6 +378,7 @@ static int any_pass(struct mix *m, MPI_Request *reqs, int *index, MPI_Status *st
 
 int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 {
+	KP_GUARD();
 	struct mix m;
 	struct kp_wait w = { .kernel_work = kernel_work(n, reqs) };
 	int rc = MPI_SUCCESS, j;
@@ -379,13 +386,13 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 
 	kp_progress();
 	if (!mix_init(&m, n, reqs))
-		return PMPI_Waitany(n, reqs, index, status);
+		return KP_PMPI(PMPI_Waitany(n, reqs, index, status));
 	for (;;) {
 		if (any_pass(&m, reqs, index, status, &rc, &sub_left))
 			break;
 		if (!ours_active(n, reqs)) {
 			/* only Open MPI's left: block there */
-			rc = PMPI_Waitany(m.nsub, m.sub, &j, status);
+			rc = KP_PMPI(PMPI_Waitany(m.nsub, m.sub, &j, status));
 			mix_copy_back(&m, reqs);
 			*index = j == MPI_UNDEFINED ? MPI_UNDEFINED : m.map[j];
 			break;
@@ -399,6 +406,7 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 
 int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+	KP_GUARD();
 	struct mix m;
 	int rc = MPI_SUCCESS;
 	bool sub_left;
@@ -482,6 +490,7 @@ static int some_pass(struct mix *m, MPI_Request *reqs, int *indices, MPI_Status 
 
 int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
+	KP_GUARD();
 	struct mix m;
 	struct kp_wait w = { .kernel_work = kernel_work(n, reqs) };
 	int rc = MPI_SUCCESS, k;
@@ -489,7 +498,7 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
 
 	kp_progress();
 	if (!mix_init(&m, n, reqs))
-		return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
+		return KP_PMPI(PMPI_Waitsome(n, reqs, outcount, indices, statuses));
 	for (;;) {
 		k = some_pass(&m, reqs, indices, statuses, &rc, &sub_left);
 		if (k != 0)
@@ -498,7 +507,7 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
 			/* only Open MPI's left: block there */
 			int j;
 
-			rc = PMPI_Waitsome(m.nsub, m.sub, &k, m.subidx, statuses);
+			rc = KP_PMPI(PMPI_Waitsome(m.nsub, m.sub, &k, m.subidx, statuses));
 			mix_copy_back(&m, reqs);
 			if (k != MPI_UNDEFINED)
 				for (j = 0; j < k; j++)
@@ -515,6 +524,7 @@ int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
 
 int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[])
 {
+	KP_GUARD();
 	struct mix m;
 	int rc = MPI_SUCCESS;
 	bool sub_left;
