@@ -1,7 +1,8 @@
 # kprog top-level build. `make` builds everything; `make check` runs all
 # tests (native, then one VM boot) and ends with `N passed, N failed`;
 # `make demo` runs the quick overlap preset with and without kprog in
-# the VM; `make microbench` and `make latency` the other benchmarks there.
+# the VM; `make microbench` and `make latency` the other benchmarks there;
+# `make check-twonode` the soft-RoCE bench in one VM and across two.
 # They call scripts/setup first, so they work on a fresh machine.
 
 ifeq ($(KVER),)
@@ -12,9 +13,9 @@ KDIR ?= /lib/modules/$(KVER)/build
 # Not exported: `make check` on a fresh machine computes these before
 # scripts/setup has installed the headers; sub-makes compute them afresh.
 
-USER_DIRS := libshim bench tests/selftests tests/mpi
+USER_DIRS := libshim bench tests/selftests tests/mpi tests/twonode
 
-.PHONY: all module user $(USER_DIRS) setup check check-huge demo microbench latency checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) setup check check-huge check-twonode demo microbench latency checkpatch kcore clean
 
 all: module user
 
@@ -42,6 +43,14 @@ demo: setup
 check-huge: setup
 	$(MAKE) all
 	scripts/vm-run --mem 14336 -- tests/mpi/run-huge
+
+# The soft-RoCE test bench (not part of `make check`): one VM with rxe over a
+# veth pair (scripts/vm-run --rxe), then two VMs joined by a link
+# (scripts/vm-run --nodes 2): perftest, Open MPI over UCX/rxe across the
+# nodes, plain and under the shim; ends with `N passed, N failed`.
+check-twonode: setup
+	$(MAKE) all
+	tests/twonode/smoke
 
 # the seed-001 microbenchmarks (interrupt cost, progress threads) in the VM
 microbench: setup
