@@ -15,7 +15,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 USER_DIRS := libshim bench tests/selftests tests/mpi tests/twonode
 
-.PHONY: all module user $(USER_DIRS) setup check check-huge check-twonode demo microbench latency checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) setup check check-huge check-twonode overlap-twonode demo microbench latency checkpatch kcore clean
 
 all: module user
 
@@ -47,10 +47,18 @@ check-huge: setup
 # The soft-RoCE test bench (not part of `make check`): one VM with rxe over a
 # veth pair (scripts/vm-run --rxe), then two VMs joined by a link
 # (scripts/vm-run --nodes 2): perftest, Open MPI over UCX/rxe across the
-# nodes, plain and under the shim; ends with `N passed, N failed`.
+# nodes, plain and under the shim; tests/mpi with the ibverbs transport forced
+# in one VM and across the two; a peer killed mid-transfer (scripts/check-twonode);
+# ends with `N passed, N failed`.
 check-twonode: setup
 	$(MAKE) all
-	tests/twonode/smoke
+	scripts/check-twonode
+
+# The overlap and latency benchmarks across the two VMs: plain Open MPI over
+# UCX/rxe and kprog with its ibverbs transport side by side (scripts/twonode-bench)
+overlap-twonode: setup
+	$(MAKE) all
+	scripts/twonode-bench
 
 # the seed-001 microbenchmarks (interrupt cost, progress threads) in the VM
 microbench: setup
