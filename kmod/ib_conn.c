@@ -689,7 +689,12 @@ static void kprog_ib_conn_param(struct rdma_conn_param *p,
 	p->responder_resources = rd;
 	p->initiator_depth = rd;
 	p->flow_control = 1;
-	p->retry_count = 7;
+	/*
+	 * Not 7: rxe (and the IB spec for rnr_retry) take 7 for "retry for
+	 * ever", and a node that vanished must fail the QP (retry exceeded)
+	 * so that its transfers end with an error.
+	 */
+	p->retry_count = 6;
 	p->rnr_retry_count = 7;
 }
 
