@@ -31,7 +31,7 @@ DKMSDIR ?= /usr/src/kprog-$(VERSION)
 DKMS_FILES := dkms.conf Kbuild kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
-.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-twonode demo microbench latency checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-twonode overlap-twonode demo microbench latency checkpatch kcore clean
 
 all: module user
 
@@ -66,10 +66,18 @@ check-huge: setup
 # The soft-RoCE test bench (not part of `make check`): one VM with rxe over a
 # veth pair (scripts/vm-run --rxe), then two VMs joined by a link
 # (scripts/vm-run --nodes 2): perftest, Open MPI over UCX/rxe across the
-# nodes, plain and under the shim; ends with `N passed, N failed`.
+# nodes, plain and under the shim; tests/mpi with the ibverbs transport forced
+# in one VM and across the two; a peer killed mid-transfer (scripts/check-twonode);
+# ends with `N passed, N failed`.
 check-twonode: setup
 	$(MAKE) all
-	tests/twonode/smoke
+	scripts/check-twonode
+
+# The overlap and latency benchmarks across the two VMs: plain Open MPI over
+# UCX/rxe and kprog with its ibverbs transport side by side (scripts/twonode-bench)
+overlap-twonode: setup
+	$(MAKE) all
+	scripts/twonode-bench
 
 # dkms install + modprobe of the module in the VM, in overlays that keep the
 # host's /lib/modules untouched (about 2 minutes; not part of `make check`)

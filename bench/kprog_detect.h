@@ -9,8 +9,18 @@
 
 #include <stddef.h>
 
-/* *loaded: libkprog.so is mapped; *devopen: /dev/kprog is open here. */
+/*
+ * *loaded: libkprog.so is mapped; *devopen: /dev/kprog is open here and
+ * (if the shim says, kprog_comm_mode()) MPI_COMM_WORLD goes through it.
+ */
 void kprog_local_status(int *loaded, int *devopen);
+
+/*
+ * What the shim says of MPI_COMM_WORLD (its kprog_comm_mode()): -2 no
+ * shim (or an old one), -1 pass-through, 0 the world goes to Open MPI,
+ * 1 kprog within the node, 2 kprog with the network transport.
+ */
+int kprog_world_mode(void);
 
 /*
  * @all: {loaded, devopen} of rank 0 then rank 1. Writes one line saying

@@ -177,6 +177,9 @@ static void kprog_status(void)
 	MPI_Gather(st, 2, MPI_INT, all, 2, MPI_INT, 0, MPI_COMM_WORLD);
 	if (me == 0)
 		lat_kprog_status(all, nprocs, kword, sizeof(kword), kdesc, sizeof(kdesc));
+	if (me == 0 && !strcmp(kword, "active") && kprog_world_mode() == 2 &&
+	    strlen(kdesc) + 24 < sizeof(kdesc))
+		strcat(kdesc, "; network transport");
 	free(all);
 }
 

@@ -72,14 +72,19 @@ static void unlink_comm(MPI_Comm comm)
 /*
  * Decide for a new communicator; collective over it when it qualifies
  * (every member reaches the same decision from the same member list).
+ * Within the node it qualifies when kprog is active; across nodes only
+ * if the job joined with the network transport (agreed over the world at
+ * MPI_Init), and its members confirm that in the same Allreduce that
+ * agrees on the context id: if one cannot, the whole communicator passes
+ * through to Open MPI.
  */
 void kp_comm_register(MPI_Comm comm, uint32_t fixed_ctx, bool fixed)
 {
-	int inter = 0, size, rank, i, ok = 1;
+	int inter = 0, size, rank, i, ok = 1, spans = 0;
 	int *ranks, *c2w;
 	MPI_Group g, wg;
 	struct kp_comm *c;
-	uint32_t mine, agreed;
+	uint32_t mine[2], agreed[2];
 
 	if (!kp.active || comm == MPI_COMM_NULL)
 		return;
@@ -100,27 +105,48 @@ void kp_comm_register(MPI_Comm comm, uint32_t fixed_ctx, bool fixed)
 	PMPI_Group_free(&g);
 	PMPI_Group_free(&wg);
 	free(ranks);
-	for (i = 0; i < size; i++)
-		if (c2w[i] == MPI_UNDEFINED || !kp.local[c2w[i]])
-			ok = 0;	/* a remote rank or one from another world */
+	for (i = 0; i < size; i++) {
+		if (c2w[i] == MPI_UNDEFINED)
+			ok = 0;	/* a rank from another world */
+		else if (!kp.local[c2w[i]])
+			spans = 1;
+	}
+	if (spans && !kp.net)
+		ok = 0;		/* a remote rank and no network transport */
 	if (!ok) {
 		free(c2w);
 		return;
 	}
-	if (fixed) {
-		agreed = fixed_ctx;
-	} else if (kp_ompi_cid_usable()) {
-		agreed = kp_ompi_cid(comm);	/* Open MPI agreed it: ompi_cid.c */
+	/*
+	 * Open MPI's own context id, where it can be read, is agreed over
+	 * every member already (across nodes too): one numbering for all.
+	 */
+	if (fixed && !spans) {
+		agreed[0] = fixed_ctx;
+	} else if (!spans && kp_ompi_cid_usable()) {
+		agreed[0] = kp_ompi_cid(comm);	/* Open MPI agreed it: ompi_cid.c */
+	} else if (!spans) {
+		mine[0] = next_ctx;
+		PMPI_Allreduce(mine, agreed, 1, MPI_UINT32_T, MPI_MAX, comm);
+		next_ctx = agreed[0] + 1;
 	} else {
-		mine = next_ctx;
-		PMPI_Allreduce(&mine, &agreed, 1, MPI_UINT32_T, MPI_MAX, comm);
-		next_ctx = agreed + 1;
+		/* [1]: a member that cannot reach every other one says so */
+		mine[0] = fixed ? fixed_ctx : kp_ompi_cid_usable() ? kp_ompi_cid(comm) : next_ctx;
+		mine[1] = !kp.net;
+		PMPI_Allreduce(mine, agreed, 2, MPI_UINT32_T, MPI_MAX, comm);
+		if (!fixed && !kp_ompi_cid_usable())
+			next_ctx = agreed[0] + 1;
+		if (agreed[1]) {
+			free(c2w);
+			return;
+		}
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
 	c->comm = comm;
-	c->ctx = agreed;
+	c->ctx = agreed[0];
+	c->spans = spans;
 	c->size = size;
 	c->rank = rank;
 	c->c2w = c2w;
@@ -134,7 +160,8 @@ void kp_comm_register(MPI_Comm comm, uint32_t fixed_ctx, bool fixed)
 	unlink_comm(comm);	/* a stale entry for a reused handle */
 	c->next = table[bucket(comm)];
 	table[bucket(comm)] = c;
-	kp_log(2, "comm %p ctx %u size %d", (void *)comm, c->ctx, size);
+	kp_log(2, "comm %p ctx %u size %d%s", (void *)comm, c->ctx, size,
+	       spans ? " (spans nodes)" : "");
 }
 
 void kp_comm_init(void)

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MPI_Init / MPI_Init_thread / MPI_Finalize: open /dev/kprog, agree on a
- * job key per node, JOIN, map the completion ring; or fall back to a pure
- * pass-through when anything fails on any rank.
+ * MPI_Init / MPI_Init_thread / MPI_Finalize: open /dev/kprog, agree on
+ * one job key for the world, the node of every rank and the address of
+ * every node, JOIN (with that node map when the job spans nodes and every
+ * node has the network transport), map the completion ring; or fall back:
+ * to node-local kprog when some node lacks the network transport, to a
+ * pure pass-through when anything else fails on any rank.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include "shim.h"
 
 struct kp_state kp = { .fd = -1 };
@@ -55,6 +60,20 @@ static long env_long(const char *name, long def)
 /* Failure steps, reported to world rank 0 through an Allreduce(MAX). */
 enum { ST_OK, ST_OPEN, ST_VERSION_IOCTL, ST_VERSION, ST_JOIN, ST_MMAP, ST_MEM };
 
+/* KPROG_TRANSPORT: which way ranks of other nodes (or of this one) go. */
+enum { XP_AUTO, XP_IB, XP_SHM };
+
+/* Why a rank cannot take part in a job across nodes (0: it can). */
+enum { NB_OK, NB_NOMOD, NB_NOIB, NB_NOMULTI, NB_NOADDR };
+
+static const char *const nb_text[] = {
+	"",
+	"no usable /dev/kprog",
+	"no ibverbs transport (kprog_ib not loaded, or no RDMA device)",
+	"a module without node maps",
+	"no node address from the ibverbs transport",
+};
+
 static void report(int code)
 {
 	int step = code >> 16, e = code & 0xffff;
@@ -89,11 +108,10 @@ static void report(int code)
 	}
 }
 
-static int open_and_join(uint64_t key)
+/* Open the device and learn what the module offers. */
+static int dev_open(void)
 {
-	struct kprog_join j;
 	__u32 ver = 0;
-	void *ring;
 
 	kp.fd = open(KPROG_DEVICE, O_RDWR | O_CLOEXEC);
 	if (kp.fd < 0)
@@ -102,11 +120,39 @@ static int open_and_join(uint64_t key)
 		return ST_VERSION_IOCTL << 16 | errno;
 	if (ver != KPROG_ABI_VERSION)
 		return ST_VERSION << 16 | (ver & 0xffff);
-	/* A module without GET_INFO simply has no fast path. */
+	/* A module without GET_INFO simply has no fast path (nor a network). */
 	if (ioctl(kp.fd, KPROG_IOC_GET_INFO, &info) < 0)
 		memset(&info, 0, sizeof(info));
+	return ST_OK;
+}
+
+/* Can this rank's module carry a job across nodes? */
+static int net_check(void)
+{
+	if (kp.fd < 0)
+		return NB_NOMOD;
+	if (!(info.transports & KPROG_XPORT_IB))
+		return NB_NOIB;
+	if (!(info.features & KPROG_FEAT_MULTINODE))
+		return NB_NOMULTI;
+	if (info.node_addr.family != AF_INET && info.node_addr.family != AF_INET6)
+		return NB_NOADDR;
+	return NB_OK;
+}
+
+/*
+ * JOIN; with @rank_nodes a job across nodes (node map of nr_nodes
+ * addresses), @flags KPROG_JOIN_*. Then map the completion ring.
+ */
+static int dev_join(uint64_t key, const __u32 *rank_nodes, const struct kprog_node_addr *nodes,
+		    __u32 flags)
+{
+	struct kprog_join j;
+	void *ring;
+
 	memset(&j, 0, sizeof(j));
 	j.abi_version = KPROG_ABI_VERSION;
+	j.flags = flags;
 	j.job_key = key;
 	j.rank = kp.world_rank;
 	j.size = kp.world_size;
@@ -114,6 +160,12 @@ static int open_and_join(uint64_t key)
 	/* the wait-state profiler wants the kernel's times of its receives */
 	if (kp_wp_on && (info.features & KPROG_FEAT_TIMES))
 		j.flags |= KPROG_JOIN_TIMES;
+	if (rank_nodes) {
+		j.rank_nodes = (__u64)(uintptr_t)rank_nodes;
+		j.nodes = (__u64)(uintptr_t)nodes;
+		j.nr_nodes = (__u32)kp.nr_nodes;
+		j.self_node = (__u32)kp.node_idx;
+	}
 	if (ioctl(kp.fd, KPROG_IOC_JOIN, &j) < 0)
 		return ST_JOIN << 16 | errno;
 	if (j.ring_entries == 0 || (j.ring_entries & (j.ring_entries - 1)) ||
@@ -146,12 +198,121 @@ static void teardown(void)
 	kp.fd = -1;
 }
 
+static int transport_choice(void)
+{
+	const char *s = getenv("KPROG_TRANSPORT");
+
+	if (!s || !*s || !strcmp(s, "auto"))
+		return XP_AUTO;
+	if (!strcmp(s, "ib"))
+		return XP_IB;
+	if (!strcmp(s, "shm") || !strcmp(s, "local"))
+		return XP_SHM;
+	if (kp.world_rank == 0)
+		fprintf(stderr, "kprog: KPROG_TRANSPORT=%s is not auto, ib or shm; using auto\n", s);
+	return XP_AUTO;
+}
+
+/*
+ * Which world ranks share this node (kp.local), the node's index (the
+ * rank of its lowest world rank's node among the nodes) and the number
+ * of nodes. Collective over MPI_COMM_WORLD.
+ */
+static int node_map(int node_size)
+{
+	int node_rank, i, nn[2] = { 0, 0 };
+	int *node_world, *tmp;
+	MPI_Group ng, wg;
+	MPI_Comm leaders;
+
+	PMPI_Comm_rank(kp.node_comm, &node_rank);
+	PMPI_Comm_split(MPI_COMM_WORLD, node_rank == 0 ? 0 : MPI_UNDEFINED, kp.world_rank,
+			&leaders);
+	if (node_rank == 0) {
+		PMPI_Comm_rank(leaders, &nn[0]);
+		PMPI_Comm_size(leaders, &nn[1]);
+		PMPI_Comm_free(&leaders);
+	}
+	PMPI_Bcast(nn, 2, MPI_INT, 0, kp.node_comm);
+	kp.node_idx = nn[0];
+	kp.nr_nodes = nn[1];
+
+	kp.local = calloc(kp.world_size, 1);
+	node_world = malloc(sizeof(int) * node_size);
+	tmp = malloc(sizeof(int) * node_size);
+	if (!kp.local || !node_world || !tmp) {
+		free(node_world);
+		free(tmp);
+		return ST_MEM << 16 | ENOMEM;
+	}
+	for (i = 0; i < node_size; i++)
+		tmp[i] = i;
+	PMPI_Comm_group(kp.node_comm, &ng);
+	PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+	PMPI_Group_translate_ranks(ng, node_size, tmp, wg, node_world);
+	PMPI_Group_free(&ng);
+	PMPI_Group_free(&wg);
+	for (i = 0; i < node_size; i++)
+		kp.local[node_world[i]] = 1;
+	free(node_world);
+	free(tmp);
+	return ST_OK;
+}
+
+/*
+ * The node map of a job across nodes: every rank's node index (from the
+ * node communicators) and every node's address (GET_INFO.node_addr of
+ * its lowest rank). Collective over MPI_COMM_WORLD; identical on all ranks
+ * of a node, as JOIN requires. NULL on no memory (same on all ranks).
+ */
+static __u32 *net_map(struct kprog_node_addr **nodes_out)
+{
+	struct kprog_node_addr *nodes;
+	__u32 *rank_nodes, me = (__u32)kp.node_idx;
+	int node_rank, ok, all;
+	MPI_Comm leaders;
+
+	rank_nodes = malloc(sizeof(*rank_nodes) * kp.world_size);
+	nodes = calloc(kp.nr_nodes, sizeof(*nodes));
+	ok = rank_nodes && nodes;
+	PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (!all) {
+		free(rank_nodes);
+		free(nodes);
+		return NULL;
+	}
+	PMPI_Allgather(&me, 1, MPI_UINT32_T, rank_nodes, 1, MPI_UINT32_T, MPI_COMM_WORLD);
+	PMPI_Comm_rank(kp.node_comm, &node_rank);
+	PMPI_Comm_split(MPI_COMM_WORLD, node_rank == 0 ? 0 : MPI_UNDEFINED, kp.world_rank,
+			&leaders);
+	if (node_rank == 0) {
+		PMPI_Allgather(&info.node_addr, sizeof(*nodes), MPI_BYTE, nodes, sizeof(*nodes),
+			       MPI_BYTE, leaders);
+		PMPI_Comm_free(&leaders);
+	}
+	PMPI_Bcast(nodes, (int)(sizeof(*nodes) * kp.nr_nodes), MPI_BYTE, 0, kp.node_comm);
+	*nodes_out = nodes;
+	return rank_nodes;
+}
+
+/* Host name of world rank @who, on rank 0 (collective). */
+static void host_of(int who, char *name)
+{
+	int len = 0;
+
+	name[0] = 0;
+	if (kp.world_rank == who)
+		PMPI_Get_processor_name(name, &len);
+	PMPI_Bcast(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, who, MPI_COMM_WORLD);
+}
+
 void kp_setup(int provided)
 {
-	int node_rank, node_size, code = ST_OK, all, i;
-	int *node_world, *tmp;
+	int node_size, code = ST_OK, all, xp, want_net, v[5], agreed[5], bad_rank;
+	struct kprog_node_addr *nodes = NULL;
+	char host[MPI_MAX_PROCESSOR_NAME];
+	__u32 *rank_nodes = NULL;
 	uint64_t key = 0;
-	MPI_Group ng, wg;
 
 	PMPI_Comm_rank(MPI_COMM_WORLD, &kp.world_rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &kp.world_size);
@@ -177,61 +338,131 @@ void kp_setup(int provided)
 		 */
 		code = ST_MEM << 16;
 	}
+	xp = transport_choice();
 
 	PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &kp.node_comm);
-	PMPI_Comm_rank(kp.node_comm, &node_rank);
 	PMPI_Comm_size(kp.node_comm, &node_size);
-	if (node_rank == 0) {
+	all = node_map(node_size);
+	if (code == ST_OK)
+		code = all;
+	/* one key for the whole job: a job across nodes is one job */
+	if (kp.world_rank == 0) {
 		while (getrandom(&key, sizeof(key), 0) != sizeof(key))
 			;
 	}
-	PMPI_Bcast(&key, 1, MPI_UINT64_T, 0, kp.node_comm);
+	PMPI_Bcast(&key, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 
-	/* which world ranks share this node */
-	kp.local = calloc(kp.world_size, 1);
-	node_world = malloc(sizeof(int) * node_size);
-	tmp = malloc(sizeof(int) * node_size);
-	if (!kp.local || !node_world || !tmp) {
-		code = ST_MEM << 16 | ENOMEM;
-	} else {
-		for (i = 0; i < node_size; i++)
-			tmp[i] = i;
-		PMPI_Comm_group(kp.node_comm, &ng);
-		PMPI_Comm_group(MPI_COMM_WORLD, &wg);
-		PMPI_Group_translate_ranks(ng, node_size, tmp, wg, node_world);
-		PMPI_Group_free(&ng);
-		PMPI_Group_free(&wg);
-		for (i = 0; i < node_size; i++)
-			kp.local[node_world[i]] = 1;
-	}
-	free(node_world);
-	free(tmp);
-
+	/*
+	 * Step 1, agreed over the world: the device opens everywhere, and
+	 * which ranks could not take part in a job across nodes (and why).
+	 */
 	if (code == ST_OK)
-		code = open_and_join(key);
-	PMPI_Allreduce(&code, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	if (all != ST_OK) {
-		if (provided == MPI_THREAD_MULTIPLE && (all >> 16) == ST_MEM && !(all & 0xffff)) {
+		code = dev_open();
+	v[0] = code;
+	v[1] = net_check();
+	v[2] = v[1] ? INT_MAX - kp.world_rank : 0;	/* the lowest such rank */
+	v[3] = xp;
+	v[4] = -xp;
+	PMPI_Allreduce(v, agreed, 5, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (agreed[0] != ST_OK) {
+		if (provided == MPI_THREAD_MULTIPLE && (agreed[0] >> 16) == ST_MEM &&
+		    !(agreed[0] & 0xffff)) {
 			if (kp.world_rank == 0)
 				fprintf(stderr, "kprog: MPI_THREAD_MULTIPLE needs Open MPI's context ids, which cannot be read; passing MPI through to Open MPI\n");
 		} else {
-			report(all);
+			report(agreed[0]);
 		}
 		teardown();
 		return;
 	}
+	if (agreed[3] != -agreed[4]) {
+		if (kp.world_rank == 0)
+			fprintf(stderr, "kprog: KPROG_TRANSPORT differs between ranks; passing MPI through to Open MPI\n");
+		teardown();
+		return;
+	}
+	want_net = xp == XP_IB || (xp == XP_AUTO && kp.nr_nodes > 1);
+	if (want_net && agreed[1]) {
+		bad_rank = INT_MAX - agreed[2];
+		host_of(bad_rank, host);
+		if (xp == XP_IB) {
+			if (kp.world_rank == 0)
+				fprintf(stderr, "kprog: KPROG_TRANSPORT=ib, but world rank %d (%s) has %s; passing MPI through to Open MPI\n",
+					bad_rank, host, nb_text[agreed[1]]);
+			teardown();
+			return;
+		}
+		if (kp.world_rank == 0)
+			fprintf(stderr, "kprog: the job spans %d nodes, but world rank %d (%s) has %s; communicators spanning nodes pass through to Open MPI\n",
+				kp.nr_nodes, bad_rank, host, nb_text[agreed[1]]);
+		want_net = 0;
+	}
+
+	/* Step 2: JOIN, with the node map when the job goes across nodes. */
+	if (want_net)
+		rank_nodes = net_map(&nodes);
+	if (want_net && !rank_nodes)
+		code = ST_MEM << 16 | ENOMEM;
+	else
+		code = dev_join(key, rank_nodes, nodes, xp == XP_IB ? KPROG_JOIN_NET_ONLY : 0);
+	free(rank_nodes);
+	free(nodes);
+	PMPI_Allreduce(&code, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (all != ST_OK && want_net && xp == XP_AUTO) {
+		/*
+		 * The module refused the node map somewhere: keep kprog on each
+		 * node (a fresh job, another key), pass what spans nodes through.
+		 */
+		if (kp.world_rank == 0)
+			fprintf(stderr, "kprog: joining across %d nodes failed (%s); communicators spanning nodes pass through to Open MPI\n",
+				kp.nr_nodes, strerror(all & 0xffff));
+		teardown();
+		want_net = 0;
+		code = dev_open();
+		if (code == ST_OK)
+			code = dev_join(key ^ 1, NULL, NULL, 0);
+		PMPI_Allreduce(&code, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	}
+	if (all != ST_OK) {
+		report(all);
+		teardown();
+		return;
+	}
+	kp.net = want_net;
+	kp.net_only = want_net && xp == XP_IB;
 	kp_pool_init();
 	kp.active = true;	/* before registering: register checks it */
 	kp_comm_init();
-	if (env_long("KPROG_FAST", 1) != 0)
+	if (env_long("KPROG_FAST", 1) != 0 && !kp.net_only)
 		kp_fast_init(&info, env_long("KPROG_FAST_LIMIT", -1));
 	kp_progress_hook(true);
 	kp.mt = provided == MPI_THREAD_MULTIPLE;	/* from here on, the lock (lock.c) */
 	if (kp.mt)
 		kp_log(1, "MPI_THREAD_MULTIPLE: one lock around the shim (lock.c)");
-	kp_log(1, "joined: node ranks %d, eager_limit %u, ring %u, max_iov %u, max_ops %u, fast path %s (%u bytes)",
-	       node_size, kp.eager_limit, kp.ring_mask + 1, kp.max_iov, kp.max_ops,
+	kp_log(1, "joined: node ranks %d, nodes %d (this one %d), transport %s, eager_limit %u, ring %u, max_iov %u, max_ops %u, fast path %s (%u bytes)",
+	       node_size, kp.nr_nodes, kp.node_idx,
+	       kp.net_only ? "ib (forced)" : kp.net ? "shm+ib" : "shm",
+	       kp.eager_limit, kp.ring_mask + 1, kp.max_iov, kp.max_ops,
 	       kp_fast_active() ? "on" : "off", kp_fast_limit());
+}
+
+/*
+ * For benchmarks and tests (looked up with dlsym): how @comm's
+ * point-to-point traffic goes. -1: the shim passes everything through;
+ * 0: this communicator goes to Open MPI; 1: kprog within this node;
+ * 2: kprog, through the network transport for ranks of other nodes (or
+ * for all, KPROG_TRANSPORT=ib).
+ */
+__attribute__((visibility("default"))) int kprog_comm_mode(MPI_Comm comm)
+{
+	struct kp_comm *c;
+
+	if (!kp.active)
+		return -1;
+	c = kp_comm_lookup(comm);
+	if (!c)
+		return 0;
+	return kp.net_only || c->spans ? 2 : 1;
 }
 
 int MPI_Init(int *argc, char ***argv)
@@ -267,7 +498,7 @@ void kp_shutdown(void)
 		}
 		kp_progress();
 		/* nobody leaves the job while a peer may still receive */
-		PMPI_Barrier(kp.node_comm);
+		PMPI_Barrier(kp.net ? MPI_COMM_WORLD : kp.node_comm);
 		if (kp_fast_active()) {
 			const struct kp_fast_stats *f = kp_fast_stats();
 

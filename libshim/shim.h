@@ -20,6 +20,14 @@ struct kp_state {
 	int world_rank, world_size;
 	MPI_Comm node_comm;
 	unsigned char *local;	/* world rank -> on this node */
+	/*
+	 * The job spans nodes through the module's network transport: every
+	 * world rank is reachable, not only the local ones (KPROG_JOIN with a
+	 * node map). net_only: KPROG_TRANSPORT=ib, ranks of this node go
+	 * through the network transport too (no fast-path channels).
+	 */
+	bool net, net_only;
+	int nr_nodes, node_idx;	/* nodes of the job, this node's index */
 	struct kprog_ring_hdr *ring;
 	struct kprog_cqe *cqes;
 	size_t ring_bytes;
@@ -91,6 +99,7 @@ struct kp_comm {
 	int *w2c;		/* world rank -> comm rank or -1 */
 	int refs;		/* table + requests holding it */
 	bool freed;		/* removed from the table by Comm_free */
+	bool spans;		/* has ranks of other nodes (network transport) */
 	struct kp_comm *next;
 };
 

@@ -92,13 +92,15 @@ static void test_pingpong(void)
 static void test_ssend(int len, int nonblocking)
 {
 	unsigned char *b = xmalloc(len);
-	double t_post = 0, t_done, t0, t1[2] = { 0, 0 };
+	double t_post = 0, t_done, t0, t1[2] = { 0, 0 }, tb;
 	MPI_Status st;
 
 	MPI_Barrier(MPI_COMM_WORLD);
+	/* times from the end of the barrier: the ranks may be on two machines */
+	tb = mono();
 	if (rank == 0) {
 		pat_fill(b, len, pat_seed(0, 1, 90, len));
-		t0 = mono();
+		t0 = mono() - tb;
 		if (nonblocking) {
 			MPI_Request rq;
 			int flag = 0;
@@ -111,7 +113,7 @@ static void test_ssend(int len, int nonblocking)
 			MPI_CHECK(MPI_Ssend(b, len, MPI_BYTE, 1, 90,
 					    MPI_COMM_WORLD));
 		}
-		t_done = mono();
+		t_done = mono() - tb;
 		MPI_CHECK(MPI_Recv(t1, 2, MPI_DOUBLE, 1, 91, MPI_COMM_WORLD,
 				   MPI_STATUS_IGNORE));
 		t_post = t1[1];
@@ -119,17 +121,17 @@ static void test_ssend(int len, int nonblocking)
 		      "receiver posted its receive", nonblocking ? "Issend" :
 		      "Ssend", len, (t_post - t_done) * 1e3);
 		/*
-		 * Elapsed from the receiver's leaving the barrier (same clock),
-		 * so a late start of this rank cannot make it look short.
+		 * Elapsed from the receiver's leaving the barrier, so a late
+		 * start of this rank cannot make it look short.
 		 */
 		CHECK(t_done - t1[0] >= 0.15, "%s of %d B returned %.1f ms after "
 		      "the receiver left the barrier (it then slept 200 ms); "
 		      "%.1f ms after our start", nonblocking ? "Issend" : "Ssend",
 		      len, (t_done - t1[0]) * 1e3, (t_done - t0) * 1e3);
 	} else if (rank == 1) {
-		t1[0] = mono();
+		t1[0] = mono() - tb;
 		sleep_ms(200);
-		t_post = t1[1] = mono();
+		t_post = t1[1] = mono() - tb;
 		status_poison(&st);
 		MPI_CHECK(MPI_Recv(b, len, MPI_BYTE, 0, 90, MPI_COMM_WORLD, &st));
 		CHECK_STATUS(&st, 0, 90, len, MPI_BYTE);
@@ -178,6 +180,7 @@ static void test_bsend(void)
 	enum { N = 4 };
 	unsigned char *msg[N];
 	int i, bsize = 0;
+	double t_bar;
 
 	for (i = 0; i < N; i++) {
 		int s = 0;
@@ -187,6 +190,11 @@ static void test_bsend(void)
 		msg[i] = xmalloc(lens[i]);
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
+	/*
+	 * Times are taken from the end of this barrier on each rank: the ranks
+	 * may be on two machines, whose monotonic clocks do not compare.
+	 */
+	t_bar = mono();
 	if (rank == 0) {
 		void *att = xmalloc(bsize), *det = NULL;
 		double t_done, t_post = 0;
@@ -207,7 +215,7 @@ static void test_bsend(void)
 			/* The data were copied: the user buffer is free. */
 			memset(msg[i], 0xFF, lens[i]);
 		}
-		t_done = mono();
+		t_done = mono() - t_bar;
 		MPI_CHECK(MPI_Buffer_detach(&det, &dsize));
 		CHECK(det == att && dsize == bsize, "Buffer_detach gave %p %d, "
 		      "attached %p %d", det, dsize, att, bsize);
@@ -222,7 +230,7 @@ static void test_bsend(void)
 		MPI_Status st;
 
 		sleep_ms(500);
-		t_post = mono();
+		t_post = mono() - t_bar;
 		/* Receive in reverse order. */
 		for (i = N - 1; i >= 0; i--) {
 			status_poison(&st);

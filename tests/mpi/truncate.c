@@ -3,8 +3,8 @@
  * Truncation: a message longer than the receive buffer, with
  * MPI_ERRORS_RETURN set on the communicator. The receive must fail with an
  * error of class MPI_ERR_TRUNCATE, the status must carry the source and
- * tag, the buffer must hold the first bytes of the message, and the
- * truncated message is consumed: the next receive gets the next message.
+ * tag, the buffer must hold the first bytes of the message (strict mode,
+ * see below), and the truncated message is consumed: the next receive gets the next message.
  *
  * Open MPI 4.1.4 (ob1 + vader) differs from what kprog promises in two
  * ways, so these are checked only in strict mode (KPROG_TEST_STRICT=1,
@@ -14,7 +14,10 @@
  *  - bytes after the receive buffer: for messages above ~4 KiB vader's
  *    copy writes the WHOLE message past the end of the buffer. So every
  *    receive buffer here has room for the whole message behind it, and
- *    only strict mode checks that the bytes after the buffer stay intact.
+ *    only strict mode checks that the bytes after the buffer stay intact;
+ *  - the buffer itself: Open MPI over UCX (pml ucx, as between two nodes)
+ *    writes nothing into it (MPI leaves its contents open), so only strict
+ *    mode checks that it holds the first bytes of the message.
  * MPI_ERROR of a single-completion status is not set by MPI (MPI 4.0
  * 3.2.5), so it is only checked for the MPI_Waitall case.
  *
@@ -91,8 +94,10 @@ static void check_data(unsigned char *b, int blen, int len, MPI_Status *st,
 	else
 		CHECK(cnt == blen || cnt == len, "%s: count %d, expected %d "
 		      "(buffer) or %d (message)", what, cnt, blen, len);
-	CHECK_PAT(b, blen, pat_seed(1, 0, tag, iter), "%s: truncated data "
-		  "(%d of %d B)", what, blen, len);
+	/* Open MPI over UCX (pml ucx, between nodes) leaves it untouched */
+	if (test_strict())
+		CHECK_PAT(b, blen, pat_seed(1, 0, tag, iter), "%s: truncated data "
+			  "(%d of %d B)", what, blen, len);
 	if (test_strict())
 		CHECK_FILL(b + blen, len + SLACK, 0xDB, "%s: bytes after the "
 			   "receive buffer (%d of %d B)", what, blen, len);

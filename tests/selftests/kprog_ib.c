@@ -1,0 +1,1056 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprog selftests of the ibverbs transport (kprog_ib.ko) on one node:
+ * KPROG_JOIN_NET_ONLY makes the other local ranks of a job remote at this
+ * node's own address, so that everything goes through the transport's
+ * loopback connection over soft-RoCE (rxe). Eager and rendezvous messages
+ * (more than one registration, non-contiguous buffers), order, wildcards,
+ * probe/mprobe, cancel, truncation, zero length, credits, accounting; then
+ * the faults: a peer process killed mid-transfer, the RDMA device deleted
+ * mid-transfer, unloading and loading the module again.
+ *
+ * Needs rxe and kprog_ib.ko (scripts/vm-run --rxe loads both); SKIPs
+ * otherwise:
+ *   scripts/vm-run --rxe -- env SELFTESTS=kprog_ib tests/selftests/run
+ */
+#include <arpa/inet.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sys/socket.h>
+#include "kprog_test.h"
+
+#define IB_STATE	"/sys/kernel/debug/kprog_ib/state"
+#define KPROG_STATS	"/sys/kernel/debug/kprog/stats"
+#define IB_PARAMS	"/sys/module/kprog_ib/parameters/"
+#define NEP		3
+#define MiB		(1UL << 20)
+#define QUIET_MS	300
+
+static int ib_loaded(void)
+{
+	struct stat st;
+
+	return stat("/sys/module/kprog_ib", &st) == 0;
+}
+
+static int get_info(struct kprog_info *info)
+{
+	int fd = kp_open(), ret = 0;
+
+	if (fd < 0)
+		return fd;
+	if (ioctl(fd, KPROG_IOC_GET_INFO, info))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The transport is up and this node has an address: 1, else 0. */
+static int ib_usable(struct kprog_node_addr *na)
+{
+	struct kprog_info info;
+
+	if (!ib_loaded() || get_info(&info) ||
+	    !(info.transports & KPROG_XPORT_IB) ||
+	    info.node_addr.family != AF_INET)
+		return 0;
+	if (na)
+		*na = info.node_addr;
+	return 1;
+}
+
+/* Wait until the transport is usable again (a device came back). */
+static int ib_wait_usable(struct kprog_node_addr *na, long long ms)
+{
+	long long end = kp_now_ms() + ms;
+
+	while (!ib_usable(na)) {
+		if (kp_now_ms() > end)
+			return -ETIMEDOUT;
+		usleep(50000);
+	}
+	return 0;
+}
+
+/* A gauge of IB_STATE ("pinned_pages 0"); -1 if not there. */
+static long ib_gauge(const char *name)
+{
+	char line[256], key[64];
+	long v, ret = -1;
+	FILE *f = fopen(IB_STATE, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %ld", key, &v) == 2 && !strcmp(key, name))
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
+static const char *const ib_busy_gauges[] = {
+	"pinned_pages", "registered_mrs", "reg_bytes", "send_transfers",
+	"recv_transfers", "reads",
+};
+
+/* Every transfer gauge back to 0 within @ms: 0, or -ETIMEDOUT. */
+static int ib_wait_idle(long long ms, char *why, size_t size)
+{
+	long long end = kp_now_ms() + ms;
+	unsigned int i;
+	long v;
+
+	for (;;) {
+		for (i = 0; i < ARRAY_SIZE(ib_busy_gauges); i++) {
+			v = ib_gauge(ib_busy_gauges[i]);
+			if (v) {
+				snprintf(why, size, "%s = %ld",
+					 ib_busy_gauges[i], v);
+				break;
+			}
+		}
+		if (i == ARRAY_SIZE(ib_busy_gauges))
+			return 0;
+		if (kp_now_ms() > end)
+			return -ETIMEDOUT;
+		usleep(20000);
+	}
+}
+
+#define EXPECT_IDLE() do {						\
+	char why_[128] = "";						\
+	EXPECT_EQ(0, ib_wait_idle(10000, why_, sizeof(why_)))		\
+		TH_LOG("not idle: %s", why_);				\
+} while (0)
+
+/*
+ * Rank @rank of a KPROG_JOIN_NET_ONLY job of @size ranks, all at node
+ * address @na: open + JOIN with the node map + mmap.
+ */
+static int ib_ep_open(struct kp_ep *e, __u64 key, __u32 rank, __u32 size,
+		      const struct kprog_node_addr *na, __u32 eager)
+{
+	__u32 *rank_nodes = calloc(size, sizeof(*rank_nodes));
+	int ret;
+
+	kp_ep_reset(e);
+	if (!rank_nodes)
+		return -ENOMEM;
+	ret = kp_open();
+	if (ret < 0)
+		goto out;
+	e->fd = ret;
+	kp_join_init(&e->j, key, rank, size, KPROG_JOIN_NET_ONLY, eager);
+	e->j.nodes = (__u64)(uintptr_t)na;
+	e->j.nr_nodes = 1;
+	e->j.rank_nodes = (__u64)(uintptr_t)rank_nodes;
+	ret = ioctl(e->fd, KPROG_IOC_JOIN, &e->j) ? -errno : 0;
+	if (!ret)
+		ret = kp_ep_map(e);
+	if (ret) {
+		if (e->map)
+			munmap(e->map, e->j.ring_bytes);
+		close(e->fd);
+		kp_ep_reset(e);
+		goto out;
+	}
+	e->rank = rank;
+out:
+	free(rank_nodes);
+	return ret;
+}
+
+static int ib_job_open(struct kp_ep *e, int n, __u32 size, __u64 key,
+		       const struct kprog_node_addr *na)
+{
+	int i, ret;
+
+	for (i = 0; i < n; i++)
+		kp_ep_reset(&e[i]);
+	for (i = 0; i < n; i++) {
+		ret = ib_ep_open(&e[i], key, i, size, na, 0);
+		if (ret) {
+			while (i--)
+				kp_ep_close(&e[i]);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Sum over CPUs of a column of the kprog per-CPU counters; -1 if none. */
+static long long stat_sum(const char *name)
+{
+	char line[2048], *tok, *save;
+	int col = -1, i;
+	long long sum = 0;
+	FILE *f = fopen(KPROG_STATS, "r");
+
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f))
+		for (i = 0, tok = strtok_r(line, " \n", &save); tok;
+		     i++, tok = strtok_r(NULL, " \n", &save))
+			if (!strcmp(tok, name))
+				col = i;
+	while (col >= 0 && fgets(line, sizeof(line), f)) {
+		for (i = 0, tok = strtok_r(line, " \n", &save); tok && i < col;
+		     i++)
+			tok = strtok_r(NULL, " \n", &save);
+		if (tok)
+			sum += strtoll(tok, NULL, 10);
+	}
+	fclose(f);
+	return col < 0 ? -1 : sum;
+}
+
+FIXTURE(ib) {
+	struct kp_ep e[NEP];
+	struct kprog_node_addr na;
+	__u64 key;
+};
+
+FIXTURE_SETUP(ib)
+{
+	int i, ret;
+
+	for (i = 0; i < NEP; i++)
+		kp_ep_reset(&self->e[i]);
+	if (!ib_usable(&self->na))
+		SKIP(return, "no RDMA device or kprog_ib.ko not loaded (scripts/vm-run --rxe)");
+	self->key = kp_key();
+	ret = ib_job_open(self->e, NEP, NEP, self->key, &self->na);
+	ASSERT_EQ(0, ret) TH_LOG("NET_ONLY job: %s", kp_strerr(ret));
+}
+
+FIXTURE_TEARDOWN(ib)
+{
+	kp_job_close(self->e, NEP);
+}
+
+static void *buf_new(size_t len, __u64 seed)
+{
+	void *b = kp_alloc(len);
+
+	if (b && seed)
+		kp_fill(b, len, seed, 0);
+	return b;
+}
+
+/* Complete @p and check it: @len bytes (of stream @seed when @buf). */
+static void check_cqe(struct __test_metadata *_metadata, struct kp_ep *e,
+		      const struct kprog_post *p, int err, size_t len,
+		      int source, int tag, const void *buf, __u64 seed)
+{
+	struct kprog_cqe c;
+	int ret = kp_complete(e, p, &c, 30000);
+
+	ASSERT_EQ(0, ret) TH_LOG("req %llu: %s", (unsigned long long)p->req_id,
+				 kp_strerr(ret));
+	EXPECT_EQ(p->req_id, c.req_id);
+	EXPECT_EQ(err, c.error) TH_LOG("req %llu: error %d",
+				       (unsigned long long)p->req_id, c.error);
+	EXPECT_EQ(len, c.bytes) TH_LOG("req %llu",
+				       (unsigned long long)p->req_id);
+	if (source >= 0) {
+		EXPECT_EQ(source, c.source);
+	}
+	if (tag >= 0) {
+		EXPECT_EQ(tag, c.tag);
+	}
+	if (buf && !err) {
+		EXPECT_EQ(-1, kp_check(buf, len, seed, 0))
+			TH_LOG("req %llu: wrong data",
+			       (unsigned long long)p->req_id);
+	}
+}
+
+/* Wait until a probe on @e sees a message matching (@src, @tag). */
+static int wait_probe(struct kp_ep *e, int src, int tag,
+		      struct kprog_probe *out)
+{
+	return kp_probe(e, 0, src, tag, KPROG_PROBE_BLOCK, 0, out);
+}
+
+/* One message from e[1] to e[0]: posted first, or unexpected. */
+static void one_message(struct __test_metadata *_metadata,
+			FIXTURE_DATA(ib) *self, size_t len, size_t soff,
+			size_t roff, int unexpected, __u32 flags)
+{
+	struct kp_ep *s = &self->e[1], *r = &self->e[0];
+	size_t map = len + 2 * 4096;
+	char *sb = buf_new(map, 0), *rb = buf_new(map, 0);
+	struct kprog_post ps, pr;
+	struct kprog_probe pb;
+	__u64 seed = 1000 + len + soff;
+
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, rb);
+	kp_fill(sb + soff, len, seed, 0);
+	if (!unexpected)
+		ASSERT_EQ(0, kp_recv(r, 1, rb + roff, len, 1, 7, 0, 0, &pr));
+	ASSERT_EQ(0, kp_send(s, 2, sb + soff, len, 0, 7, 0, flags, &ps));
+	if (unexpected) {
+		ASSERT_EQ(0, wait_probe(r, 1, 7, &pb));
+		EXPECT_EQ(len, pb.bytes);
+		ASSERT_EQ(0, kp_recv(r, 1, rb + roff, len, 1, 7, 0, 0, &pr));
+	}
+	check_cqe(_metadata, r, &pr, 0, len, 1, 7, rb + roff, seed);
+	check_cqe(_metadata, s, &ps, 0, len, 0, 7, NULL, 0);
+	kp_free(sb, map);
+	kp_free(rb, map);
+}
+
+TEST_F(ib, info_reports_the_transport_and_this_nodes_address)
+{
+	const char *want = getenv("KPROG_RDMA_ADDR");
+	struct kprog_info info;
+	struct in_addr a;
+
+	ASSERT_EQ(0, get_info(&info));
+	EXPECT_EQ(KPROG_XPORT_SHM | KPROG_XPORT_IB, info.transports);
+	EXPECT_EQ(AF_INET, info.node_addr.family);
+	EXPECT_NE(0, info.node_addr.port);
+	if (want && inet_pton(AF_INET, want, &a) == 1) {
+		EXPECT_EQ(0, memcmp(&a, info.node_addr.addr, 4));
+	}
+}
+
+TEST_F(ib, eager_messages_posted_and_unexpected)
+{
+	size_t lens[] = { 1, 8, 100, 1000, 4096, 4097 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		one_message(_metadata, self, lens[i], i, 3 * i, 0, 0);
+		one_message(_metadata, self, lens[i], 0, 0, 1, 0);
+	}
+	one_message(_metadata, self, kp_eager(&self->e[0]), 0, 0, 1, 0);
+	EXPECT_IDLE();
+}
+
+TEST_F_TIMEOUT(ib, rendezvous_of_one_and_several_registrations, 300)
+{
+	size_t e = kp_eager(&self->e[0]);
+	size_t lens[] = { e + 1, 65536, MiB, 2 * MiB + 4097, 9 * MiB + 5 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		one_message(_metadata, self, lens[i], 0, 0, 0, 0);
+		one_message(_metadata, self, lens[i], 100 + i, 4095, 1, 0);
+	}
+	EXPECT_IDLE();
+}
+
+/* Segments of a non-contiguous buffer in one mapping, at odd places. */
+static int make_iov(char *base, size_t map, const size_t *seg, int n,
+		    struct kprog_iov *iov, size_t *total)
+{
+	size_t off = 0;
+	int i;
+
+	*total = 0;
+	for (i = 0; i < n; i++) {
+		off += 1000 + 13 * i;	/* a gap, and a misalignment */
+		if (i == 2)
+			off = (off + 4095) & ~4095UL;	/* page aligned */
+		if (off + seg[i] > map)
+			return -1;
+		iov[i].base = (__u64)(uintptr_t)(base + off);
+		iov[i].len = seg[i];
+		off += seg[i];
+		*total += seg[i];
+	}
+	return 0;
+}
+
+static void iov_fill(const struct kprog_iov *iov, int n, __u64 seed)
+{
+	size_t pos = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		kp_fill((void *)(uintptr_t)iov[i].base, iov[i].len, seed, pos);
+		pos += iov[i].len;
+	}
+}
+
+static long iov_check(const struct kprog_iov *iov, int n, size_t len,
+		      __u64 seed)
+{
+	size_t pos = 0, l;
+	long bad;
+	int i;
+
+	for (i = 0; i < n && pos < len; i++) {
+		l = iov[i].len < len - pos ? iov[i].len : len - pos;
+		bad = kp_check((void *)(uintptr_t)iov[i].base, l, seed, pos);
+		if (bad >= 0)
+			return pos + bad;
+		pos += l;
+	}
+	return -1;
+}
+
+TEST_F_TIMEOUT(ib, rendezvous_between_non_contiguous_buffers, 300)
+{
+	static const size_t sseg[] = { 5000, 123, 3 * MiB, 4096 * 3, 777,
+				       MiB + 3 };
+	static const size_t rseg[] = { 3 * MiB + 2, 1, 64 * 1024, 9999,
+				       MiB };
+	struct kprog_iov siov[6], riov[5];
+	size_t map = 8 * MiB, slen, rlen;
+	char *sb = buf_new(map, 0), *rb = buf_new(map, 0);
+	struct kprog_post ps, pr;
+
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, rb);
+	ASSERT_EQ(0, make_iov(sb, map, sseg, 6, siov, &slen));
+	ASSERT_EQ(0, make_iov(rb, map, rseg, 5, riov, &rlen));
+	ASSERT_GE(rlen, slen);
+	iov_fill(siov, 6, 77);
+	ASSERT_EQ(0, kp_recv(&self->e[0], 1, riov, 5, 1, 3, 0, KPROG_POST_IOV,
+			     &pr));
+	ASSERT_EQ(0, kp_send(&self->e[1], 2, siov, 6, 0, 3, 0, KPROG_POST_IOV,
+			     &ps));
+	check_cqe(_metadata, &self->e[0], &pr, 0, slen, 1, 3, NULL, 0);
+	check_cqe(_metadata, &self->e[1], &ps, 0, slen, 0, 3, NULL, 0);
+	EXPECT_EQ(-1, iov_check(riov, 5, slen, 77));
+	kp_free(sb, map);
+	kp_free(rb, map);
+	EXPECT_IDLE();
+}
+
+/* Eager, rendezvous and synchronous sends from one sender keep order. */
+static void order_run(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(ib) *self, int unexpected)
+{
+	size_t r = kp_rndv_size(&self->e[0], 100000);
+	size_t lens[] = { 100, r, 10, 50, 3 * MiB, 0, 64, r + 1, 0, 9 };
+	__u32 sync = (1 << 3) | (1 << 8);
+	int n = ARRAY_SIZE(lens), i;
+	struct kprog_post ps[10], pr[10];
+	void *sb[10], *rb[10];
+
+	for (i = 0; i < n; i++) {
+		sb[i] = buf_new(lens[i] + 1, 500 + i);
+		rb[i] = buf_new(3 * MiB + 1, 0);
+		ASSERT_NE(NULL, sb[i]);
+		ASSERT_NE(NULL, rb[i]);
+	}
+	if (!unexpected)
+		for (i = 0; i < n; i++)
+			ASSERT_EQ(0, kp_recv(&self->e[0], 100 + i, rb[i],
+					     3 * MiB + 1, 1, 4, 0, 0, &pr[i]));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, kp_send(&self->e[1], 200 + i, sb[i], lens[i], 0,
+				     4, 0, (sync >> i) & 1 ? KPROG_SEND_SYNC :
+				     0, &ps[i]));
+	if (unexpected)
+		for (i = 0; i < n; i++)
+			ASSERT_EQ(0, kp_recv(&self->e[0], 100 + i, rb[i],
+					     3 * MiB + 1, 1, 4, 0, 0, &pr[i]));
+	for (i = 0; i < n; i++)
+		check_cqe(_metadata, &self->e[0], &pr[i], 0, lens[i], 1, 4,
+			  rb[i], 500 + i);
+	for (i = 0; i < n; i++)
+		check_cqe(_metadata, &self->e[1], &ps[i], 0, lens[i], 0, 4,
+			  NULL, 0);
+	for (i = 0; i < n; i++) {
+		kp_free(sb[i], lens[i] + 1);
+		kp_free(rb[i], 3 * MiB + 1);
+	}
+}
+
+TEST_F_TIMEOUT(ib, order_of_eager_rendezvous_and_sync_sends, 300)
+{
+	order_run(_metadata, self, 1);
+	order_run(_metadata, self, 0);
+	EXPECT_IDLE();
+}
+
+TEST_F_TIMEOUT(ib, wildcard_receives_take_both_senders_in_order, 120)
+{
+	size_t big = kp_rndv_size(&self->e[0], 200000);
+	struct kprog_post ps[4], pr[4];
+	struct kprog_cqe c;
+	char *b[4], *rb[4];
+	int i, from1 = 0, from2 = 0;
+
+	for (i = 0; i < 4; i++) {
+		b[i] = buf_new(big, 10 + i);
+		rb[i] = buf_new(big, 0);
+		ASSERT_NE(NULL, b[i]);
+		ASSERT_NE(NULL, rb[i]);
+	}
+	/* rank 1: tags 1 then 2; rank 2: tag 3 (rendezvous) then 4 */
+	ASSERT_EQ(0, kp_send(&self->e[1], 1, b[0], 64, 0, 1, 0, 0, &ps[0]));
+	ASSERT_EQ(0, kp_send(&self->e[1], 2, b[1], big, 0, 2, 0, 0, &ps[1]));
+	ASSERT_EQ(0, kp_send(&self->e[2], 3, b[2], big, 0, 3, 0, 0, &ps[2]));
+	ASSERT_EQ(0, kp_send(&self->e[2], 4, b[3], 64, 0, 4, 0, 0, &ps[3]));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, kp_recv(&self->e[0], 10 + i, rb[i], big,
+				     KPROG_ANY_SOURCE, KPROG_ANY_TAG, 0, 0,
+				     &pr[i]));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, kp_complete(&self->e[0], &pr[i], &c, 30000));
+		EXPECT_EQ(0, c.error);
+		ASSERT_TRUE(c.source == 1 || c.source == 2);
+		/* per sender, in send order */
+		if (c.source == 1) {
+			EXPECT_EQ(1 + from1, c.tag);
+			from1++;
+		} else {
+			EXPECT_EQ(3 + from2, c.tag);
+			from2++;
+		}
+		EXPECT_EQ(c.tag == 2 || c.tag == 3 ? big : 64, c.bytes);
+		EXPECT_EQ(-1, kp_check(rb[i], c.bytes, 9 + c.tag, 0));
+	}
+	for (i = 0; i < 4; i++)
+		check_cqe(_metadata, &self->e[1 + i / 2], &ps[i], 0,
+			  i == 1 || i == 2 ? big : 64, 0, i + 1, NULL, 0);
+	for (i = 0; i < 4; i++) {
+		kp_free(b[i], big);
+		kp_free(rb[i], big);
+	}
+	EXPECT_IDLE();
+}
+
+TEST_F_TIMEOUT(ib, probe_and_mprobe_see_remote_messages, 120)
+{
+	size_t big = kp_rndv_size(&self->e[0], 3 * MiB);
+	char *s1 = buf_new(100, 21), *s2 = buf_new(big, 22);
+	char *r1 = buf_new(100, 0), *r2 = buf_new(big, 0);
+	struct kprog_post ps1, ps2, pr1, pr2;
+	struct kprog_probe pb;
+
+	ASSERT_EQ(0, kp_send(&self->e[1], 1, s1, 100, 0, 5, 0, 0, &ps1));
+	ASSERT_EQ(0, kp_send(&self->e[1], 2, s2, big, 0, 6, 0, 0, &ps2));
+	ASSERT_EQ(0, kp_probe(&self->e[0], 0, 1, 6, KPROG_PROBE_BLOCK, 0, &pb));
+	EXPECT_EQ(1, pb.found);
+	EXPECT_EQ(1, pb.out_source);
+	EXPECT_EQ(6, pb.out_tag);
+	EXPECT_EQ(big, pb.bytes);
+	/* a dequeuing probe takes the eager one, the receive names it */
+	ASSERT_EQ(0, kp_probe(&self->e[0], 0, KPROG_ANY_SOURCE, 5,
+			      KPROG_PROBE_BLOCK | KPROG_PROBE_DEQUEUE, 77, &pb));
+	EXPECT_EQ(1, pb.found);
+	EXPECT_EQ(100, pb.bytes);
+	ASSERT_EQ(0, kp_probe(&self->e[0], 0, 1, 5, 0, 0, &pb));
+	EXPECT_EQ(0, pb.found);
+	/* the rendezvous one by a dequeuing probe too */
+	ASSERT_EQ(0, kp_probe(&self->e[0], 0, 1, 6,
+			      KPROG_PROBE_DEQUEUE, 78, &pb));
+	EXPECT_EQ(1, pb.found);
+	ASSERT_EQ(0, kp_recv_msg(&self->e[0], 31, r2, big, 78, &pr2));
+	ASSERT_EQ(0, kp_recv_msg(&self->e[0], 30, r1, 100, 77, &pr1));
+	check_cqe(_metadata, &self->e[0], &pr1, 0, 100, 1, 5, r1, 21);
+	check_cqe(_metadata, &self->e[0], &pr2, 0, big, 1, 6, r2, 22);
+	check_cqe(_metadata, &self->e[1], &ps2, 0, big, 0, 6, NULL, 0);
+	kp_free(s1, 100);
+	kp_free(r1, 100);
+	kp_free(s2, big);
+	kp_free(r2, big);
+	EXPECT_IDLE();
+}
+
+TEST_F_TIMEOUT(ib, cancel_of_receives_and_of_remote_rendezvous_sends, 120)
+{
+	size_t big = kp_rndv_size(&self->e[0], MiB);
+	char *sb = buf_new(big, 31), *rb = buf_new(big, 0);
+	struct kprog_post ps, pr;
+	struct kprog_cqe c;
+
+	ASSERT_EQ(0, kp_recv(&self->e[0], 1, rb, big, 1, 9, 0, 0, &pr));
+	EXPECT_EQ(0, kp_cancel(&self->e[0], 1));
+	ASSERT_EQ(0, kp_complete(&self->e[0], &pr, &c, 5000));
+	EXPECT_EQ(-ECANCELED, c.error);
+	EXPECT_EQ(KPROG_CQE_CANCELLED, c.flags);
+	/*
+	 * A rendezvous send to another node cannot be withdrawn: its RTS is
+	 * at the receiving node (EBUSY); it completes normally.
+	 */
+	ASSERT_EQ(0, kp_send(&self->e[1], 2, sb, big, 0, 9, 0, 0, &ps));
+	EXPECT_EQ(0, ps.done);
+	EXPECT_EQ(-EBUSY, kp_cancel(&self->e[1], 2));
+	ASSERT_EQ(0, kp_recv(&self->e[0], 3, rb, big, 1, 9, 0, 0, &pr));
+	check_cqe(_metadata, &self->e[0], &pr, 0, big, 1, 9, rb, 31);
+	check_cqe(_metadata, &self->e[1], &ps, 0, big, 0, 9, NULL, 0);
+	kp_free(sb, big);
+	kp_free(rb, big);
+	EXPECT_IDLE();
+}
+
+TEST_F_TIMEOUT(ib, truncation_of_eager_and_rendezvous_messages, 120)
+{
+	size_t big = 3 * MiB + 17;
+	char *sb = buf_new(big, 41), *rb = buf_new(big, 0);
+	struct kprog_post ps, pr;
+
+	ASSERT_EQ(0, kp_send(&self->e[1], 1, sb, 1000, 0, 2, 0, 0, &ps));
+	EXPECT_EQ(1, ps.done);
+	ASSERT_EQ(0, kp_recv(&self->e[0], 2, rb, 100, 1, 2, 0, 0, &pr));
+	check_cqe(_metadata, &self->e[0], &pr, -EMSGSIZE, 100, 1, 2, NULL, 0);
+	EXPECT_EQ(-1, kp_check(rb, 100, 41, 0));
+	/* rendezvous: the receive gets what fits, the sender learns it */
+	ASSERT_EQ(0, kp_recv(&self->e[0], 3, rb, MiB + 5, 1, 2, 0, 0, &pr));
+	ASSERT_EQ(0, kp_send(&self->e[1], 4, sb, big, 0, 2, 0, 0, &ps));
+	check_cqe(_metadata, &self->e[0], &pr, -EMSGSIZE, MiB + 5, 1, 2, NULL,
+		  0);
+	EXPECT_EQ(-1, kp_check(rb, MiB + 5, 41, 0));
+	check_cqe(_metadata, &self->e[1], &ps, 0, MiB + 5, 0, 2, NULL, 0);
+	kp_free(sb, big);
+	kp_free(rb, big);
+	EXPECT_IDLE();
+}
+
+TEST_F(ib, zero_length_eager_and_synchronous_messages)
+{
+	char b[8] = "x";
+	struct kprog_post ps, pr;
+	struct kprog_cqe c;
+
+	ASSERT_EQ(0, kp_send(&self->e[1], 1, b, 0, 0, 1, 0, 0, &ps));
+	EXPECT_EQ(1, ps.done);
+	ASSERT_EQ(0, kp_recv(&self->e[0], 2, b, 8, 1, 1, 0, 0, &pr));
+	check_cqe(_metadata, &self->e[0], &pr, 0, 0, 1, 1, NULL, 0);
+	/* synchronous: done only once the receive matched it */
+	ASSERT_EQ(0, kp_send(&self->e[1], 3, b, 0, 0, 1, 0, KPROG_SEND_SYNC,
+			     &ps));
+	EXPECT_EQ(0, ps.done);
+	EXPECT_EQ(-ETIMEDOUT, kp_wait_cqe(&self->e[1], 3, &c, QUIET_MS));
+	ASSERT_EQ(0, kp_recv(&self->e[0], 4, b, 8, 1, 1, 0, 0, &pr));
+	check_cqe(_metadata, &self->e[0], &pr, 0, 0, 1, 1, NULL, 0);
+	check_cqe(_metadata, &self->e[1], &ps, 0, 0, 0, 1, NULL, 0);
+	EXPECT_IDLE();
+}
+
+TEST_F(ib, synchronous_send_completes_after_the_match)
+{
+	char *sb = buf_new(100, 51), *rb = buf_new(100, 0);
+	struct kprog_post ps, pr;
+	struct kprog_cqe c;
+
+	ASSERT_EQ(0, kp_send(&self->e[1], 1, sb, 100, 0, 8, 0, KPROG_SEND_SYNC,
+			     &ps));
+	EXPECT_EQ(0, ps.done);
+	EXPECT_EQ(-ETIMEDOUT, kp_wait_cqe(&self->e[1], 1, &c, QUIET_MS));
+	ASSERT_EQ(0, kp_recv(&self->e[0], 2, rb, 100, 1, 8, 0, 0, &pr));
+	check_cqe(_metadata, &self->e[0], &pr, 0, 100, 1, 8, rb, 51);
+	check_cqe(_metadata, &self->e[1], &ps, 0, 100, 0, 8, NULL, 0);
+	kp_free(sb, 100);
+	kp_free(rb, 100);
+}
+
+/* More messages than receive buffers: credits come back, order holds. */
+TEST_F_TIMEOUT(ib, many_eager_messages_outrun_the_receive_buffers, 300)
+{
+	enum { N = 400 };
+	static char sbuf[N][256], rbuf[N][256];
+	struct kprog_post ps, pr;
+	int i;
+
+	for (i = 0; i < N; i++) {
+		kp_fill(sbuf[i], 64 + i % 190, 7000 + i, 0);
+		ASSERT_EQ(0, kp_send(&self->e[1], i, sbuf[i], 64 + i % 190, 0,
+				     11, 0, 0, &ps));
+		ASSERT_EQ(1, ps.done);
+		/* and some traffic the other way, for the piggybacked credits */
+		if (i % 50 == 0)
+			ASSERT_EQ(0, kp_send(&self->e[0], 10000 + i, sbuf[i], 8,
+					     1, 12, 0, 0, &ps));
+	}
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, kp_recv(&self->e[0], 20000 + i, rbuf[i], 256, 1,
+				     11, 0, 0, &pr));
+		check_cqe(_metadata, &self->e[0], &pr, 0, 64 + i % 190, 1, 11,
+			  rbuf[i], 7000 + i);
+	}
+	for (i = 0; i < N; i += 50) {
+		ASSERT_EQ(0, kp_recv(&self->e[1], 30000 + i, rbuf[i], 256, 0,
+				     12, 0, 0, &pr));
+		check_cqe(_metadata, &self->e[1], &pr, 0, 8, 0, 12, NULL, 0);
+	}
+	EXPECT_IDLE();
+}
+
+TEST_F_TIMEOUT(ib, a_rank_sends_to_itself_through_the_loopback, 120)
+{
+	size_t big = 2 * MiB + 3;
+	char *sb = buf_new(big, 61), *rb = buf_new(big, 0);
+	struct kprog_post ps, pr;
+
+	ASSERT_EQ(0, kp_send(&self->e[0], 1, sb, 10, 0, 1, 0, 0, &ps));
+	ASSERT_EQ(0, kp_recv(&self->e[0], 2, rb, 10, 0, 1, 0, 0, &pr));
+	check_cqe(_metadata, &self->e[0], &pr, 0, 10, 0, 1, rb, 61);
+	ASSERT_EQ(0, kp_recv(&self->e[0], 3, rb, big, 0, 2, 0, 0, &pr));
+	ASSERT_EQ(0, kp_send(&self->e[0], 4, sb, big, 0, 2, 0, 0, &ps));
+	check_cqe(_metadata, &self->e[0], &pr, 0, big, 0, 2, rb, 61);
+	check_cqe(_metadata, &self->e[0], &ps, 0, big, 0, 2, NULL, 0);
+	kp_free(sb, big);
+	kp_free(rb, big);
+	EXPECT_IDLE();
+}
+
+TEST_F_TIMEOUT(ib, completions_and_registrations_are_accounted, 120)
+{
+	long long cqes, tasklets, works, reg, bytes;
+	size_t big = 4 * MiB;
+
+	cqes = stat_sum("net_cqes");
+	if (cqes < 0)
+		SKIP(return, KPROG_STATS " unreadable");
+	tasklets = stat_sum("tasklet_runs");
+	works = stat_sum("work_items");
+	reg = stat_sum("net_reg_bytes");
+	bytes = stat_sum("bytes");
+	one_message(_metadata, self, big, 0, 0, 0, 0);
+	EXPECT_LT(cqes, stat_sum("net_cqes"));
+	/* completions in softirq, READ set-up in workers */
+	EXPECT_LT(tasklets, stat_sum("tasklet_runs"));
+	EXPECT_LT(works, stat_sum("work_items"));
+	EXPECT_LE(reg + (long long)big, stat_sum("net_reg_bytes"));
+	EXPECT_LE(bytes + (long long)big, stat_sum("bytes"));
+	EXPECT_IDLE();
+}
+
+/* ---------------------------------------------------------------------
+ * Faults
+ */
+
+/* A child joins rank 1 and runs @fn; it tells the parent through @pfd. */
+static pid_t child_rank(__u64 key, const struct kprog_node_addr *na,
+			int (*fn)(struct kp_ep *e, int wfd, void *arg),
+			void *arg, int *rfd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct kp_ep e;
+
+		close(p[0]);
+		if (ib_ep_open(&e, key, 1, 2, na, 0))
+			_exit(2);
+		_exit(fn(&e, p[1], arg));
+	}
+	close(p[1]);
+	*rfd = p[0];
+	return pid;
+}
+
+static int wait_byte(int fd, long long ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char c;
+
+	if (poll(&pfd, 1, ms) != 1 || read(fd, &c, 1) != 1)
+		return -1;
+	return c;
+}
+
+#define BIG	(96 * MiB)
+
+static int child_receives(struct kp_ep *e, int wfd, void *arg)
+{
+	char *rb = kp_alloc(BIG);
+	struct kprog_post pr;
+	struct kprog_cqe c;
+
+	if (!rb || kp_recv(e, 1, rb, BIG, 0, 1, 0, 0, &pr))
+		return 3;
+	if (write(wfd, "r", 1) != 1)
+		return 4;
+	/* killed meanwhile, normally */
+	kp_complete(e, &pr, &c, 120000);
+	return 0;
+}
+
+TEST_F_TIMEOUT(ib, receiver_killed_mid_transfer_fails_the_send, 300)
+{
+	struct kprog_node_addr na = self->na;
+	char *sb = buf_new(BIG, 71);
+	struct kprog_post ps;
+	struct kprog_cqe c;
+	struct kp_ep s;
+	int rfd, st;
+	__u64 key = kp_key();
+	pid_t pid;
+
+	ASSERT_NE(NULL, sb);
+	ASSERT_EQ(0, ib_ep_open(&s, key, 0, 2, &na, 0));
+	pid = child_rank(key, &na, child_receives, NULL, &rfd);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ('r', wait_byte(rfd, 30000));
+	ASSERT_EQ(0, kp_send(&s, 5, sb, BIG, 1, 1, 0, 0, &ps));
+	/* the READs run; the receiving process dies in the middle */
+	usleep(300000);
+	kill(pid, SIGKILL);
+	kp_child_status(pid, &st);
+	close(rfd);
+	ASSERT_EQ(0, kp_complete(&s, &ps, &c, 60000));
+	EXPECT_EQ(-ECONNRESET, c.error) TH_LOG("bytes %llu",
+					       (unsigned long long)c.bytes);
+	EXPECT_GT(BIG, c.bytes);
+	kp_ep_close(&s);
+	kp_free(sb, BIG);
+	EXPECT_IDLE();
+}
+
+static int child_sends(struct kp_ep *e, int wfd, void *arg)
+{
+	char *sb = kp_alloc(BIG);
+	struct kprog_post ps;
+	struct kprog_cqe c;
+
+	if (!sb)
+		return 3;
+	kp_fill(sb, BIG, 72, 0);
+	if (kp_send(e, 1, sb, BIG, 0, 1, 0, 0, &ps))
+		return 4;
+	if (write(wfd, "s", 1) != 1)
+		return 5;
+	kp_complete(e, &ps, &c, 120000);
+	return 0;
+}
+
+TEST_F_TIMEOUT(ib, sender_killed_mid_transfer_ends_the_receive, 300)
+{
+	struct kprog_node_addr na = self->na;
+	char *rb = buf_new(BIG, 0), b[8];
+	struct kprog_post pr;
+	struct kprog_cqe c;
+	struct kp_ep r;
+	int rfd, st;
+	__u64 key = kp_key();
+	pid_t pid;
+
+	ASSERT_NE(NULL, rb);
+	ASSERT_EQ(0, ib_ep_open(&r, key, 0, 2, &na, 0));
+	pid = child_rank(key, &na, child_sends, NULL, &rfd);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ('s', wait_byte(rfd, 30000));
+	ASSERT_EQ(0, kp_recv(&r, 5, rb, BIG, 1, 1, 0, 0, &pr));
+	usleep(300000);
+	kill(pid, SIGKILL);
+	kp_child_status(pid, &st);
+	close(rfd);
+	/*
+	 * Pages being read stay pinned until their READ is done; what could
+	 * no longer be pinned (the process is gone) fails the receive.
+	 */
+	ASSERT_EQ(0, kp_complete(&r, &pr, &c, 60000));
+	EXPECT_TRUE(c.error == -ECONNRESET ||
+		    (c.error == 0 && c.bytes == BIG))
+		TH_LOG("error %d bytes %llu", c.error,
+		       (unsigned long long)c.bytes);
+	/* the rank is gone: a receive naming it fails at once */
+	ASSERT_EQ(0, kp_recv(&r, 6, b, 8, 1, 1, 0, 0, &pr));
+	if (!pr.done) {
+		ASSERT_EQ(0, kp_complete(&r, &pr, &c, 10000));
+	} else {
+		c = pr.cqe;
+	}
+	EXPECT_EQ(-ECONNRESET, c.error);
+	kp_ep_close(&r);
+	kp_free(rb, BIG);
+	EXPECT_IDLE();
+}
+
+/* `rdma link` on the device the transport uses. */
+static int rdma_link(const char *verb, const char *dev, const char *netdev)
+{
+	char cmd[256];
+
+	if (netdev)
+		snprintf(cmd, sizeof(cmd), "rdma link %s %s type rxe netdev %s",
+			 verb, dev, netdev);
+	else
+		snprintf(cmd, sizeof(cmd), "rdma link %s %s", verb, dev);
+	return system(cmd);
+}
+
+/* The netdev under rxe device @dev ("rdma link show" says it). */
+static int rxe_netdev(const char *dev, char *out, size_t size)
+{
+	char cmd[128], line[512], *p;
+	FILE *f;
+	int ret = -1;
+
+	snprintf(cmd, sizeof(cmd), "rdma link show %s/1 2>/dev/null", dev);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f) && (p = strstr(line, "netdev ")) &&
+	    sscanf(p + 7, "%63s", out) == 1 && strlen(out) < size)
+		ret = 0;
+	pclose(f);
+	return ret;
+}
+
+TEST_F_TIMEOUT(ib, device_deleted_mid_transfer_fails_both_sides, 300)
+{
+	const char *dev = getenv("KPROG_RXE_DEV") ?: "rxe0";
+	struct kprog_node_addr na;
+	char netdev[64], *sb = buf_new(BIG, 81), *rb = buf_new(BIG, 0);
+	struct kprog_post ps, pr;
+	struct kprog_cqe c;
+	struct kp_ep e2[2];
+
+	ASSERT_EQ(0, rxe_netdev(dev, netdev, sizeof(netdev)))
+		TH_LOG("no rxe device %s", dev);
+	ASSERT_EQ(0, kp_recv(&self->e[0], 1, rb, BIG, 1, 1, 0, 0, &pr));
+	ASSERT_EQ(0, kp_send(&self->e[1], 2, sb, BIG, 0, 1, 0, 0, &ps));
+	usleep(300000);
+	ASSERT_EQ(0, rdma_link("delete", dev, NULL));
+	ASSERT_EQ(0, kp_complete(&self->e[0], &pr, &c, 60000));
+	EXPECT_EQ(-ECONNRESET, c.error);
+	ASSERT_EQ(0, kp_complete(&self->e[1], &ps, &c, 60000));
+	EXPECT_EQ(-ECONNRESET, c.error);
+	EXPECT_IDLE();
+	EXPECT_EQ(0, ib_usable(NULL));
+	/* nothing reaches the other ranks now */
+	EXPECT_EQ(-EHOSTUNREACH, kp_send(&self->e[1], 3, sb, 8, 0, 1, 0, 0,
+					 &ps));
+	EXPECT_EQ(-EHOSTUNREACH, ib_ep_open(&e2[0], kp_key(), 0, 2,
+					    &self->na, 0));
+	/* the device comes back: new jobs work again */
+	ASSERT_EQ(0, rdma_link("add", dev, netdev));
+	ASSERT_EQ(0, ib_wait_usable(&na, 30000));
+	ASSERT_EQ(0, ib_job_open(e2, 2, 2, kp_key(), &na));
+	ASSERT_EQ(0, kp_recv(&e2[0], 4, rb, BIG, 1, 1, 0, 0, &pr));
+	ASSERT_EQ(0, kp_send(&e2[1], 5, sb, 3 * MiB, 0, 1, 0, 0, &ps));
+	check_cqe(_metadata, &e2[0], &pr, 0, 3 * MiB, 1, 1, rb, 81);
+	check_cqe(_metadata, &e2[1], &ps, 0, 3 * MiB, 0, 1, NULL, 0);
+	kp_job_close(e2, 2);
+	kp_free(sb, BIG);
+	kp_free(rb, BIG);
+	EXPECT_IDLE();
+}
+
+/* ---------------------------------------------------------------------
+ * Unload and load again (last: it replaces the module)
+ */
+
+static int ib_remove(void)
+{
+	return syscall(SYS_delete_module, "kprog_ib", O_NONBLOCK) ? errno : 0;
+}
+
+static int ib_remove_when_idle(void)
+{
+	long long end = kp_now_ms() + 15000;
+	int err;
+
+	do {
+		err = ib_remove();
+		if (err != EBUSY && err != EWOULDBLOCK)
+			break;
+		usleep(50000);
+	} while (kp_now_ms() < end);
+	return err;
+}
+
+/* The loaded module's parameters as "name=value ...". */
+static void ib_params(char *out, size_t size)
+{
+	static const char *const names[] = {
+		"port", "eager_size", "recv_bufs", "max_conns", "max_reg_mb",
+		"reg_pages", "max_reads", "conn_mrs", "node_addr",
+	};
+	char path[256], val[128];
+	size_t used = 0;
+	unsigned int i;
+	ssize_t n;
+	int fd;
+
+	out[0] = 0;
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(path, sizeof(path), IB_PARAMS "%s", names[i]);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		n = read(fd, val, sizeof(val) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		val[n] = 0;
+		val[strcspn(val, "\n")] = 0;
+		if (!val[0] || !strcmp(val, "(null)"))
+			continue;
+		used += snprintf(out + used, size - used, "%s%s=%s",
+				 used ? " " : "", names[i], val);
+		if (used >= size) {
+			out[size - 1] = 0;
+			return;
+		}
+	}
+}
+
+static int ib_load(const char *params)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int fd, err = 0;
+
+	if (n <= 0)
+		return errno;
+	exe[n] = 0;
+	snprintf(path, sizeof(path), "%s/../../kmod/kprog_ib.ko",
+		 dirname(exe));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (syscall(SYS_finit_module, fd, params, 0))
+		err = errno;
+	close(fd);
+	return err;
+}
+
+TEST_F_TIMEOUT(ib, unload_is_refused_while_used_then_works_and_reloads, 300)
+{
+	char params[512], *sb = buf_new(BIG, 91), *rb = buf_new(BIG, 0);
+	struct kprog_node_addr na;
+	struct kprog_post ps, pr;
+	struct kp_ep e2[2];
+	int err;
+
+	ib_params(params, sizeof(params));
+	/* a job uses the transport: the module is busy */
+	err = ib_remove();
+	EXPECT_TRUE(err == EBUSY || err == EWOULDBLOCK) TH_LOG("%s",
+							       strerror(err));
+	EXPECT_TRUE(ib_loaded());
+	/* traffic in flight, then every endpoint closes (as at an exit) */
+	ASSERT_EQ(0, kp_recv(&self->e[0], 1, rb, BIG, 1, 1, 0, 0, &pr));
+	ASSERT_EQ(0, kp_send(&self->e[1], 2, sb, BIG, 0, 1, 0, 0, &ps));
+	usleep(200000);
+	kp_job_close(self->e, NEP);
+	/* the jobs are gone once their transfers ended: it goes */
+	err = ib_remove_when_idle();
+	ASSERT_EQ(0, err) TH_LOG("rmmod kprog_ib: %s", strerror(err));
+	EXPECT_FALSE(ib_loaded());
+	EXPECT_EQ(0, ib_usable(NULL));
+	EXPECT_EQ(-EHOSTUNREACH, ib_ep_open(&e2[0], kp_key(), 0, 2,
+					    &self->na, 0));
+	/* and comes back */
+	err = ib_load(params);
+	ASSERT_EQ(0, err) TH_LOG("loading kprog_ib.ko %s: %s", params,
+				 strerror(err));
+	ASSERT_EQ(0, ib_wait_usable(&na, 30000));
+	ASSERT_EQ(0, ib_job_open(e2, 2, 2, kp_key(), &na));
+	ASSERT_EQ(0, kp_recv(&e2[0], 3, rb, BIG, 1, 1, 0, 0, &pr));
+	ASSERT_EQ(0, kp_send(&e2[1], 4, sb, 5 * MiB, 0, 1, 0, 0, &ps));
+	check_cqe(_metadata, &e2[0], &pr, 0, 5 * MiB, 1, 1, rb, 91);
+	check_cqe(_metadata, &e2[1], &ps, 0, 5 * MiB, 0, 1, NULL, 0);
+	kp_job_close(e2, 2);
+	kp_free(sb, BIG);
+	kp_free(rb, BIG);
+	EXPECT_IDLE();
+}
+
+TEST_HARNESS_MAIN
