@@ -53,48 +53,28 @@ static bool mpit_up, pml_mon;
 /* Open MPI's monitoring is on when pml_monitoring_enable > 0. */
 static int cvar_int(const char *want)
 {
-	int n, i, v = 0, count;
-	char name[256];
-	int nlen, verb, bind, scope;
-	MPI_Datatype dt;
-	MPI_T_enum en;
+	int idx, v = 0, count;
 	MPI_T_cvar_handle h;
 
-	if (MPI_T_cvar_get_num(&n) != MPI_SUCCESS)
+	/* by name (MPI 3.1): Open MPI has thousands of variables to walk otherwise */
+	if (MPI_T_cvar_get_index(want, &idx) != MPI_SUCCESS)
 		return 0;
-	for (i = 0; i < n; i++) {
-		nlen = sizeof(name);
-		if (MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, NULL, NULL, &bind,
-					&scope) != MPI_SUCCESS || strcmp(name, want))
-			continue;
-		if (dt != MPI_INT || bind != MPI_T_BIND_NO_OBJECT)
-			return 0;
-		if (MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS)
-			return 0;
-		if (MPI_T_cvar_read(h, &v) != MPI_SUCCESS)
-			v = 0;
-		MPI_T_cvar_handle_free(&h);
-		return v;
-	}
-	return 0;
+	if (MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
+		return 0;
+	if (count != 1 || MPI_T_cvar_read(h, &v) != MPI_SUCCESS)
+		v = 0;
+	MPI_T_cvar_handle_free(&h);
+	return v;
 }
 
 static int pvar_index(const char *want)
 {
-	int n, i, nlen, verb, cls, bind, ro, cont, atomic;
-	char name[256];
-	MPI_Datatype dt;
-	MPI_T_enum en;
+	int idx;
 
-	if (MPI_T_pvar_get_num(&n) != MPI_SUCCESS)
+	/* Open MPI registers the monitoring variables in class SIZE */
+	if (MPI_T_pvar_get_index(want, MPI_T_PVAR_CLASS_SIZE, &idx) != MPI_SUCCESS)
 		return -1;
-	for (i = 0; i < n; i++) {
-		nlen = sizeof(name);
-		if (MPI_T_pvar_get_info(i, name, &nlen, &verb, &cls, &dt, &en, NULL, NULL, &bind,
-					&ro, &cont, &atomic) == MPI_SUCCESS && !strcmp(name, want))
-			return i;
-	}
-	return -1;
+	return idx;
 }
 
 static void mpit_open(void)
@@ -109,9 +89,15 @@ static void mpit_open(void)
 	/*
 	 * KPROG_MON_MPIT=0 leaves MPI_T alone: Open MPI stops its own textual
 	 * monitoring output (pml_monitoring_enable_output) once MPI_T reads
-	 * the variables, and a cross-check wants that output.
+	 * the variables, and a cross-check wants that output. Without Open
+	 * MPI's monitoring asked for on the command line (mpirun --mca sets
+	 * OMPI_MCA_pml_monitoring_enable) its variables only read zero, and
+	 * MPI_T's start-up costs a quarter of a second: skipped, unless
+	 * KPROG_MON_MPIT=1 (monitoring enabled in an MCA parameter file).
 	 */
 	if (use && !strcmp(use, "0"))
+		return;
+	if (!(use && !strcmp(use, "1")) && !(env && atoi(env) > 0))
 		return;
 	if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
 		return;

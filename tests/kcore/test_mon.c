@@ -9,6 +9,8 @@
 #include "kprog.h"
 #include "ep.h"
 #include "op.h"
+#include "msg.h"
+#include "job.h"
 #include <linux/mm.h>
 #include "ktest.h"
 
@@ -183,4 +185,33 @@ TEST(mon__unknown_join_flags_are_still_refused)
 				.job_key = kt_new_key(), .flags = 1U << 3 };
 
 	EXPECT_ERR(kt_join_req(e, &j), -EINVAL);
+}
+
+TEST(mon__sends_read_the_clock_only_once_a_receiver_asked_for_times)
+{
+	struct kprog_join j = { .abi_version = KPROG_ABI_VERSION, .size = 3 };
+	struct kt_ep *a, *b, *c;
+	struct kprog_msg *m;
+	char s[8] = {};
+	struct kprog_post p;
+
+	j.job_key = kt_new_key();
+	a = kt_open();
+	ASSERT_OK(kt_join_req(a, &j));
+	b = kt_open_as(mock_proc_new(1000));
+	j.rank = 1;
+	ASSERT_OK(kt_join_req(b, &j));
+	mock_ktime = 777;
+	ASSERT_OK(kt_send(a, 1, 1, s, 8, 1, 0, &p));
+	m = list_first_entry(&b->ep->unexpected, struct kprog_msg, qnode);	/* internal */
+	EXPECT_EQ(m->send_ns, 0);
+	EXPECT(!a->ep->job->times);
+	c = kt_open_as(mock_proc_new(1000));
+	j.rank = 2;
+	j.flags = KPROG_JOIN_TIMES;
+	ASSERT_OK(kt_join_req(c, &j));
+	EXPECT(a->ep->job->times);
+	ASSERT_OK(kt_send(a, 1, 1, s, 8, 2, 0, &p));
+	m = list_last_entry(&b->ep->unexpected, struct kprog_msg, qnode);
+	EXPECT_EQ(m->send_ns, 777);
 }

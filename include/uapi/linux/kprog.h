@@ -339,7 +339,8 @@ struct kprog_peer_count {
  * no @send_ns; an operation cancelled or failed before a match has no
  * @match_ns. For a receive, @send_ns is when the matched send was posted
  * and @recv_ns when this receive was; for a rendezvous send to a rank of
- * this node, @send_ns is its own post and @recv_ns that of the receive.
+ * this node, @send_ns is its own post and @recv_ns that of the receive
+ * (0 unless the receiver joined with KPROG_JOIN_TIMES too).
  * Late Sender (seed 003) = @send_ns - @recv_ns when positive; Late
  * Receiver of a synchronous send = @match_ns - @send_ns when the receive
  * came later. Completions returned by the posting ioctl itself (@done)
