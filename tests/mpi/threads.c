@@ -18,7 +18,7 @@
 #include "check.h"
 
 #define THREADS 4
-#define ROUNDS 6
+#define ROUNDS 4
 #define MSGS 16
 #define NRECV 4
 
