@@ -103,7 +103,7 @@ kcore:
 checkpatch:
 	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f $$(git ls-files "kmod/*.[ch]" include/uapi/linux/kprog.h)
 
-# The shim, the ABI header, a pkg-config file, the tools (kprog-stat), the
+# The shim, the ABI header, the MPI_M_* monitoring header, a pkg-config file, the tools (kprog-stat), the
 # udev rule and the modprobe.d/modules-load.d examples. The module itself
 # is installed by dkms (install-dkms) or `make module` + your own copy.
 install:
@@ -111,6 +111,7 @@ install:
 	$(MAKE) -C bench kprog-stat
 	install -D -m 0755 libshim/libkprog.so $(DESTDIR)$(LIBDIR)/libkprog.so
 	install -D -m 0644 include/uapi/linux/kprog.h $(DESTDIR)$(INCLUDEDIR)/linux/kprog.h
+	install -D -m 0644 include/MPI_Monitoring.h $(DESTDIR)$(INCLUDEDIR)/MPI_Monitoring.h
 	mkdir -p $(DESTDIR)$(LIBDIR)/pkgconfig
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
@@ -132,6 +133,7 @@ print-kdir:
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libkprog.so $(DESTDIR)$(INCLUDEDIR)/linux/kprog.h \
+	      $(DESTDIR)$(INCLUDEDIR)/MPI_Monitoring.h \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/kprog.pc $(DESTDIR)$(BINDIR)/kprog-stat \
 	      $(DESTDIR)$(UDEVRULESDIR)/90-kprog.rules
 	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DKMSDIR)
