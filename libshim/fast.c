@@ -334,22 +334,25 @@ static void upost_unlink(struct kp_req *r)
 	r->upost = false;
 }
 
+/* Move one user-posted receive to the kernel (ENOMEM completes it). */
+static void move_to_kernel(struct kp_req *r)
+{
+	upost_unlink(r);
+	r->state = RS_INACTIVE;
+	fstats.to_kernel++;
+	if (kp_post_kernel(r) != MPI_SUCCESS) {
+		struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1,
+					 .tag = r->tag, .error = -ENOMEM };
+
+		r->state = RS_ACTIVE;
+		kp_complete(r, &cqe);
+	}
+}
+
 void kp_fast_to_kernel(void)
 {
-	struct kp_req *r;
-
-	while ((r = uhead)) {
-		upost_unlink(r);
-		r->state = RS_INACTIVE;
-		fstats.to_kernel++;
-		if (kp_post_kernel(r) != MPI_SUCCESS) {
-			struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1,
-						 .tag = r->tag, .error = -ENOMEM };
-
-			r->state = RS_ACTIVE;
-			kp_complete(r, &cqe);
-		}
-	}
+	while (uhead)
+		move_to_kernel(uhead);
 }
 
 /*
@@ -362,19 +365,8 @@ void kp_fast_to_kernel(void)
  */
 static void to_kernel_while_held(void)
 {
-	struct kp_req *r;
-
-	while ((r = uhead) && __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE)) {
-		upost_unlink(r);
-		r->state = RS_INACTIVE;
-		fstats.to_kernel++;
-		if (kp_post_kernel(r) != MPI_SUCCESS) {
-			struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1,
-						 .tag = r->tag, .error = -ENOMEM };
-
-			r->state = RS_ACTIVE;
-			kp_complete(r, &cqe);
-		}
+	while (uhead && __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE)) {
+		move_to_kernel(uhead);
 		kp_ring_drain();
 	}
 }
