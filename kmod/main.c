@@ -303,7 +303,7 @@ static long kprog_ioc_info(void __user *uarg)
 		.abi_version = KPROG_ABI_VERSION,
 		.features = KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
 			    KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_PEERS |
-			    KPROG_FEAT_TIMES,
+			    KPROG_FEAT_TIMES | KPROG_FEAT_WAITER,
 		.transports = kprog_xport_mask(),
 		.eager_limit = kprog_eager_limit,
 		.eager_quota = kprog_eager_quota,

@@ -98,7 +98,8 @@ int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg)
 		/* The posted queue's reference passes to the delivery. */
 		if (kprog_msg_is_rndv(msg))
 			kprog_rndv_start(msg, rop, in_task() &&
-					 msg->env.len <= dst->job->eager_limit);
+					 (msg->env.len <= dst->job->eager_limit ||
+					  msg->poster_waits));
 		else
 			kprog_eager_deliver(msg, rop);
 		return 0;

@@ -81,6 +81,8 @@ enum kprog_msg_state {
  *	rendezvous: the arrival may refuse it when the receiver's eager
  *	quota is used up (-ENOBUFS)
  * @src_gone: its sender left; a rendezvous can no longer be pulled
+ * @poster_waits: a local sender posted it with KPROG_POST_BLOCKING: if
+ *	it matches on arrival, in the sender's call, the sender copies it
  * @msg_id: the id a dequeuing probe gave it
  * @send_req: the sender's req_id when known (for tracing), else 0
  * @send_ns: when a sender on this node posted it (CLOCK_MONOTONIC), else 0
@@ -96,6 +98,7 @@ struct kprog_msg {
 	u8 state;
 	bool may_bounce;
 	bool src_gone;
+	bool poster_waits;
 	u64 msg_id;
 	u64 send_req;
 	u64 send_ns;

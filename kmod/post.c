@@ -72,6 +72,7 @@ static int kprog_send_rndv(struct kprog_ep *ep, struct kprog_post *p,
 	if (!msg)
 		goto err_op;
 	msg->send_ns = now;
+	msg->poster_waits = p->flags & KPROG_POST_BLOCKING;
 	sop->times.send_ns = now;
 	sop->state = KPROG_OP_POSTED;
 	/* Its completion may come before send_env returns. */
@@ -110,7 +111,8 @@ int kprog_send(struct kprog_ep *ep, struct kprog_post *p)
 	u64 now;
 	int err;
 
-	if (p->flags & ~(KPROG_POST_IOV | KPROG_SEND_SYNC))
+	if (p->flags & ~(KPROG_POST_IOV | KPROG_SEND_SYNC |
+			 KPROG_POST_BLOCKING))
 		return -EINVAL;
 	if (p->peer < 0 || p->peer >= job->size || p->tag < 0)
 		return -EINVAL;
@@ -170,7 +172,7 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 	int err;
 
 	if (p->flags & ~(KPROG_POST_IOV | KPROG_RECV_MESSAGE |
-			 KPROG_RECV_ARRIVED))
+			 KPROG_RECV_ARRIVED | KPROG_POST_BLOCKING))
 		return -EINVAL;
 	if (!by_msg) {
 		if (p->peer != KPROG_ANY_SOURCE &&
@@ -223,7 +225,9 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 	if (kprog_msg_is_rndv(msg)) {
 		/* On the owner's list already; the transfer takes a reference. */
 		kprog_op_get(rop);
-		kprog_rndv_start(msg, rop, msg->env.len <= job->eager_limit);
+		/* A caller that would only wait copies the data itself. */
+		kprog_rndv_start(msg, rop, msg->env.len <= job->eager_limit ||
+				 (p->flags & KPROG_POST_BLOCKING));
 		return 0;
 	}
 	bytes = kprog_eager_copy_out(msg, rop, &err);

@@ -3,6 +3,7 @@
  * kprog completion ring: slots shared with user space. The callers hold
  * the lock that serialises the ring's producer (the endpoint's olock).
  */
+#include <linux/cpumask.h>
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/timekeeping.h>
@@ -134,6 +135,28 @@ bool kprog_ring_find(const struct kprog_ring *ring, u64 req_id)
 bool kprog_ring_nonempty(const struct kprog_ring *ring)
 {
 	return READ_ONCE(ring->hdr->head) != READ_ONCE(ring->tail);
+}
+
+/**
+ * kprog_ring_waiter_cpu() - where a thread of the ring's process waits
+ * @ring: ring, or one not allocated yet
+ *
+ * Reads the hint user space writes while it is in a blocking call
+ * (kprog_ring_hdr.waiter_cpu). Any value is harmless: it only steers
+ * where a copy runs.
+ *
+ * Return: an online CPU, or -1 if none is advertised.
+ */
+int kprog_ring_waiter_cpu(const struct kprog_ring *ring)
+{
+	u32 v;
+
+	if (!ring->hdr)
+		return -1;
+	v = READ_ONCE(ring->hdr->waiter_cpu);
+	if (!v || v - 1 >= nr_cpu_ids || !cpu_online(v - 1))
+		return -1;
+	return v - 1;
 }
 
 /**

@@ -53,6 +53,7 @@ void kprog_ring_write(struct kprog_ring *ring, const struct kprog_cqe *cqe,
 bool kprog_ring_find(const struct kprog_ring *ring, u64 req_id);
 bool kprog_ring_nonempty(const struct kprog_ring *ring);
 void kprog_ring_set_overflow(struct kprog_ring *ring, bool on);
+int kprog_ring_waiter_cpu(const struct kprog_ring *ring);
 int kprog_ring_mmap(struct kprog_ring *ring, struct vm_area_struct *vma);
 
 /**

@@ -6,19 +6,33 @@
  * Envelopes go "straight to the receiving path" (kprog_arrive() on the
  * destination endpoint, in the sender's context). A matched rendezvous is
  * pulled by copying from the sender's pages into the receiver's pages
- * (one copy, kprog_umem_copy()), small ones in the calling process, the
- * others on an unbound workqueue so that the copy runs while both
- * processes compute. The FIN is a direct completion of the send.
+ * (one copy, kprog_umem_copy()): small ones, and those the calling
+ * process would only wait for (KPROG_POST_BLOCKING), in the call; the
+ * others on a workqueue so that the copy runs while the processes
+ * compute. The FIN is a direct completion of the send.
+ *
+ * Where the worker runs decides whether the copy overlaps anything. With
+ * every CPU busy (one process computing, its peer spinning in MPI_Wait)
+ * an unbound worker woken by the computing process tends to stay on that
+ * process's CPU and takes its time slices: the computation then takes as
+ * long as computation and copy together. So a copy goes to the CPU where
+ * one of the two processes says it waits (kprog_ring_hdr.waiter_cpu), on
+ * a high-priority bound worker that preempts the spinner there; only
+ * without such a CPU does it go to the unbound workqueue, whose worker
+ * the scheduler may put on any idle CPU.
  */
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include "kprog.h"
+#include "ep.h"
 #include "job.h"
 #include "op.h"
 #include "transport.h"
 #include "stats.h"
 
 static struct workqueue_struct *kprog_shm_wq;
+static struct workqueue_struct *kprog_shm_near_wq;
 
 static int kprog_shm_send_env(struct kprog_job *job,
 			      const struct kprog_peer_ref *peer,
@@ -31,7 +45,9 @@ static bool kprog_shm_aborted(void *arg)
 {
 	struct kprog_xfer *x = arg;
 
-	return kprog_xfer_aborted(x) || kprog_ep_gone(x->msg->sop->owner);
+	/* A process killed while it copies in its own call stops at once. */
+	return kprog_xfer_aborted(x) || kprog_ep_gone(x->msg->sop->owner) ||
+	       fatal_signal_pending(current);
 }
 
 /* The copy; the caller reports the end with kprog_xfer_done(). */
@@ -58,8 +74,29 @@ static void kprog_shm_work(struct work_struct *work)
 	kprog_xfer_done(x, done, err);
 }
 
+/*
+ * A CPU other than the caller's on which the receiver or the sender of
+ * @x waits, or -1. The caller's own CPU is no use: the caller is about to
+ * return to its computation (it would have copied inline otherwise).
+ */
+static int kprog_shm_waiter_cpu(struct kprog_xfer *x)
+{
+	int self = raw_smp_processor_id();
+	int cpu;
+
+	cpu = kprog_ring_waiter_cpu(&x->rop->owner->ring);
+	if (cpu >= 0 && cpu != self)
+		return cpu;
+	cpu = kprog_ring_waiter_cpu(&x->msg->sop->owner->ring);
+	if (cpu >= 0 && cpu != self)
+		return cpu;
+	return -1;
+}
+
 static int kprog_shm_pull(struct kprog_xfer *x, bool inline_ok)
 {
+	int cpu;
+
 	/* From now on the sender's departure waits for this transfer. */
 	kprog_ep_xfer_get(x->msg->sop->owner);
 	if (inline_ok) {
@@ -71,7 +108,11 @@ static int kprog_shm_pull(struct kprog_xfer *x, bool inline_ok)
 		return 0;
 	}
 	INIT_WORK(&x->work, kprog_shm_work);
-	queue_work(kprog_shm_wq, &x->work);
+	cpu = kprog_shm_waiter_cpu(x);
+	if (cpu >= 0)
+		queue_work_on(cpu, kprog_shm_near_wq, &x->work);
+	else
+		queue_work(kprog_shm_wq, &x->work);
 	return 0;
 }
 
@@ -84,11 +125,20 @@ static int kprog_shm_init(void)
 {
 	/* Unbound: long copies should spread over CPUs, not follow posters. */
 	kprog_shm_wq = alloc_workqueue("kprog_shm", WQ_UNBOUND, 0);
-	return kprog_shm_wq ? 0 : -ENOMEM;
+	if (!kprog_shm_wq)
+		return -ENOMEM;
+	/* Bound and high-priority: it runs where a process only waits. */
+	kprog_shm_near_wq = alloc_workqueue("kprog_shm_near", WQ_HIGHPRI, 0);
+	if (!kprog_shm_near_wq) {
+		destroy_workqueue(kprog_shm_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static void kprog_shm_exit(void)
 {
+	destroy_workqueue(kprog_shm_near_wq);
 	destroy_workqueue(kprog_shm_wq);
 }
 

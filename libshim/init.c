@@ -181,6 +181,7 @@ static int dev_join(uint64_t key, const __u32 *rank_nodes, const struct kprog_no
 	kp.max_iov = j.max_iov;
 	kp.max_ops = j.max_ops;
 	kp.recv_arrived = info.features & KPROG_FEAT_RECV_ARRIVED;
+	kp.waiter = info.features & KPROG_FEAT_WAITER;
 	kp.eager_limit = j.eager_limit;
 	if ((j.flags & KPROG_JOIN_TIMES) && kp.ring->times_offset)
 		kp.times = (const struct kprog_cqe_times *)((char *)ring + kp.ring->times_offset);

@@ -213,7 +213,7 @@ int kp_start_recv(struct kp_req *r)
 /* ---- sends ---- */
 
 static int isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-		 struct kp_comm *c, int mode, struct kp_req **out)
+		 struct kp_comm *c, int mode, bool blocking, struct kp_req **out)
 {
 	struct kp_req *r;
 	int rc;
@@ -223,6 +223,7 @@ static int isend(const void *buf, int count, MPI_Datatype type, int dest, int ta
 	if (rc != MPI_SUCCESS)
 		return rc;
 	r = kp_new_op(KR_SEND, mode, c, buf, count, type, dest, tag);
+	r->blocking = blocking;
 	rc = kp_start_send(r);
 	if (rc != MPI_SUCCESS) {
 		kp_req_release(r);
@@ -242,7 +243,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
 	if (count >= 0 && tag >= 0 && dest >= 0 && dest < c->size &&
 	    kp_fast_send(c, buf, count, type, dest, tag, mode))
 		return MPI_SUCCESS;
-	rc = isend(buf, count, type, dest, tag, c, mode, &r);
+	rc = isend(buf, count, type, dest, tag, c, mode, true, &r);
 
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
@@ -256,7 +257,7 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
 			    MPI_Comm comm, struct kp_comm *c, int mode, MPI_Request *req)
 {
 	struct kp_req *r;
-	int rc = isend(buf, count, type, dest, tag, c, mode, &r);
+	int rc = isend(buf, count, type, dest, tag, c, mode, false, &r);
 
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
@@ -375,7 +376,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 /* ---- receives ---- */
 
 static int irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
-		 struct kp_comm *c, struct kp_req **out)
+		 struct kp_comm *c, bool blocking, struct kp_req **out)
 {
 	struct kp_req *r;
 	int rc;
@@ -385,6 +386,7 @@ static int irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 	if (rc != MPI_SUCCESS)
 		return rc;
 	r = kp_new_op(KR_RECV, M_STD, c, buf, count, type, source, tag);
+	r->blocking = blocking;
 	rc = kp_start_recv(r);
 	if (rc != MPI_SUCCESS) {
 		kp_req_release(r);
@@ -404,7 +406,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 
 	if (!c)
 		return PMPI_Irecv(buf, count, type, source, tag, comm, req);
-	rc = irecv(buf, count, type, source, tag, c, &r);
+	rc = irecv(buf, count, type, source, tag, c, false, &r);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
 	*req = kp_handle(r);
@@ -452,7 +454,7 @@ int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MP
 			return kp_err(comm, rc);
 		}
 	}
-	rc = irecv(buf, count, type, source, tag, c, &r);
+	rc = irecv(buf, count, type, source, tag, c, true, &r);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
 	return kp_err(comm, finish_blocking(r, status));
@@ -475,10 +477,10 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	rc = kp_check_args(c, sendcount, dest, sendtag, false);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
-	rc = irecv(recvbuf, recvcount, recvtype, source, recvtag, c, &rr);
+	rc = irecv(recvbuf, recvcount, recvtype, source, recvtag, c, false, &rr);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
-	rc = isend(sendbuf, sendcount, sendtype, dest, sendtag, c, M_STD, &rs);
+	rc = isend(sendbuf, sendcount, sendtype, dest, sendtag, c, M_STD, false, &rs);
 	if (rc != MPI_SUCCESS) {
 		/* the receive is already posted: withdraw it */
 		kp_cancel(rr);
@@ -534,10 +536,10 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 		PMPI_Type_commit(&bt);
 		rcount = count;
 	}
-	rc = irecv(tmp, rcount, bt, source, recvtag, c, &rr);
+	rc = irecv(tmp, rcount, bt, source, recvtag, c, false, &rr);
 	if (rc != MPI_SUCCESS)
 		goto out;
-	rc = isend(buf, count, type, dest, sendtag, c, M_STD, &rs);
+	rc = isend(buf, count, type, dest, sendtag, c, M_STD, false, &rs);
 	if (rc != MPI_SUCCESS) {
 		kp_cancel(rr);
 		kp_wait_one(rr);

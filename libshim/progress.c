@@ -6,6 +6,7 @@
  * and then sleep in the kernel until a completion, an event (a message
  * the kernel queued, a departure, a new channel) or a sender's kick.
  */
+#define _GNU_SOURCE	/* sched_getcpu() */
 #include <dlfcn.h>
 #include <sched.h>
 #include "shim.h"
@@ -133,6 +134,23 @@ static uint64_t idle_ns(const struct kp_wait *w, uint64_t now)
 }
 
 /*
+ * Tells the module on which CPU this process waits (kprog_ring_hdr
+ * .waiter_cpu): a rendezvous copy for us is then queued there, where it
+ * takes time from our spinning rather than from a peer that computes.
+ * Refreshed at every clock read, as the scheduler may move us.
+ */
+static void advertise_waiter(void)
+{
+	int cpu;
+
+	if (!kp.waiter || !kp.ring)
+		return;
+	cpu = sched_getcpu();
+	__atomic_store_n(&kp.ring->waiter_cpu, cpu < 0 ? 0 : (uint32_t)cpu + 1,
+			 __ATOMIC_RELAXED);
+}
+
+/*
  * One idle step of a blocking call. The spin limit bounds each idle
  * stretch, not the whole wait: while completions keep coming (a window of
  * messages streaming in) the caller keeps spinning, and it sleeps only
@@ -156,6 +174,7 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 	if (w->t0 && kp.activity == w->seen && (++w->polls & 15))
 		return;
 	now = kp_now_ns();
+	advertise_waiter();
 	if (!w->t0) {
 		w->t0 = w->last = now;
 		w->seen = kp.activity;
@@ -187,14 +206,23 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 
 void kp_wait_end(struct kp_wait *w)
 {
-	if (w->t0)
-		kp_spin_record(&kp.spin, idle_ns(w, kp_now_ns()), w->slept);
+	if (!w->t0)
+		return;
+	kp_spin_record(&kp.spin, idle_ns(w, kp_now_ns()), w->slept);
+	if (kp.ring)
+		__atomic_store_n(&kp.ring->waiter_cpu, 0, __ATOMIC_RELAXED);
 }
 
-/* Block until r completes. */
+/*
+ * Block until r completes. A post of r made meanwhile (a receive moved to
+ * the kernel, a deferred post) says that we wait for it.
+ */
 void kp_wait_one(struct kp_req *r)
 {
 	struct kp_wait w = { .kernel_work = kp_req_kernel_work(r) };
+	bool blocking = r->blocking;
+
+	r->blocking = true;
 
 	for (;;) {
 		kp_progress();
@@ -202,5 +230,6 @@ void kp_wait_one(struct kp_req *r)
 			break;
 		kp_wait_step(&w, false);
 	}
+	r->blocking = blocking;
 	kp_wait_end(&w);
 }

@@ -292,6 +292,11 @@ static int post_ioctl(struct kp_req *r, unsigned long ioc)
 {
 	int rc;
 
+	/* A rendezvous it matches is copied in this call (kprog.h). */
+	if (r->blocking && kp.waiter)
+		r->post.flags |= KPROG_POST_BLOCKING;
+	else
+		r->post.flags &= ~KPROG_POST_BLOCKING;
 	do {
 		rc = ioctl(kp.fd, ioc, &r->post);
 	} while (rc < 0 && errno == EINTR);

@@ -34,6 +34,7 @@ struct kp_state {
 	uint32_t ring_mask;
 	uint32_t max_iov, max_ops, eager_limit;
 	bool recv_arrived;	/* the module has KPROG_RECV_ARRIVED */
+	bool waiter;		/* the module has KPROG_FEAT_WAITER */
 	struct kp_spin spin;	/* how long blocking calls spin before sleeping */
 	uint64_t activity;	/* bumped by every completion: idle detection */
 	long full_wait_ns;	/* a send spins this long for channel room */
@@ -178,6 +179,7 @@ struct kp_req {
 	bool in_kernel;		/* a posted receive counted in n_kernel_recv */
 	bool upost;		/* a receive posted in user space (fast.c) */
 	bool umsg;		/* KR_MSG: its payload is in tmp (fast-path Mprobe) */
+	bool blocking;		/* the caller waits for it now: KPROG_POST_BLOCKING */
 	struct kp_req *unext, *uprev;	/* user-posted receives, in order */
 	struct kp_req *knext, *kprev;	/* receives posted in the kernel */
 	struct kp_comm *comm;

@@ -217,6 +217,19 @@ struct cpumask __cpu_online_mask = { .bits = { 1 } };
 struct cpumask __cpu_present_mask = { .bits = { 1 } };
 struct cpumask __cpu_active_mask = { .bits = { 1 } };
 
+/* Makes @n CPUs possible and online, and the test run on @cpu. */
+void mock_set_cpus(unsigned int n, int cpu)
+{
+	unsigned long mask = n >= BITS_PER_LONG ? ~0UL : (1UL << n) - 1;
+
+	nr_cpu_ids = n;
+	__cpu_possible_mask.bits[0] = mask;
+	__cpu_online_mask.bits[0] = mask;
+	__cpu_present_mask.bits[0] = mask;
+	__cpu_active_mask.bits[0] = mask;
+	this_cpu_write(cpu_number, cpu);
+}
+
 /* Thunks in thunks.S. */
 extern void mock_pv_save_fl(void);
 extern void mock_pv_irq_disable(void);
@@ -282,6 +295,7 @@ void mock_reset(void)
 	mock_lock_acquires = 0;
 	mock_dev_reset();
 	mock_sched_reset();
+	mock_set_cpus(1, 0);
 }
 
 void mock_check_clean(void)

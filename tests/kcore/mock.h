@@ -99,6 +99,10 @@ bool mock_rcu_reading(void);
 int mock_run_work(void);		/* until none is queued; returns items run */
 bool mock_run_work_one(void);		/* the oldest item, if any */
 int mock_work_queued(void);
+/* The CPU the oldest queued item was queued on (WORK_CPU_UNBOUND: any). */
+int mock_work_cpu(void);
+/* @n CPUs online, the test runs on @cpu (reset: one CPU, CPU 0). */
+void mock_set_cpus(unsigned int n, int cpu);
 int mock_run_tasklets(void);		/* in softirq context */
 /* Code between these two runs as a softirq (in_task() is false). */
 void mock_softirq_enter(void);

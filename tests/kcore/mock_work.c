@@ -22,6 +22,7 @@ struct workqueue_struct *system_wq = &mock_system_wq;
 struct mock_work {
 	struct work_struct *work;
 	struct workqueue_struct *wq;
+	int cpu;
 	struct mock_work *next;
 };
 
@@ -55,6 +56,7 @@ bool queue_work_on(int cpu, struct workqueue_struct *wq,
 		kt_fatal(__FILE__, __LINE__, "out of memory");
 	w->work = work;
 	w->wq = wq;
+	w->cpu = cpu;
 	w->next = NULL;
 	*work_tail = w;
 	work_tail = &w->next;
@@ -120,6 +122,13 @@ int mock_work_queued(void)
 	for (w = work_head; w; w = w->next)
 		n++;
 	return n;
+}
+
+int mock_work_cpu(void)
+{
+	if (!work_head)
+		kt_fatal(__FILE__, __LINE__, "no work queued");
+	return work_head->cpu;
 }
 
 static bool work_of_wq(struct mock_work *w, void *wq)

@@ -155,9 +155,12 @@ static void after_failed_load(void *arg)
 
 TEST_NO_MODULE(main__every_allocation_failing_at_load_unwinds)
 {
-	/* Three workqueues: deferred frees, eager deliveries, shm copies. */
+	/*
+	 * Four workqueues: deferred frees, eager deliveries, shm copies
+	 * (unbound, and bound to a waiting process's CPU).
+	 */
 	EXPECT_EQ(kt_each_alloc_failure(load, after_failed_load, NULL, -ENOMEM),
-		  3);
+		  4);
 	kt_unload();
 	expect_nothing_loaded();
 }
@@ -393,7 +396,8 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	EXPECT_EQ(info.abi_version, KPROG_ABI_VERSION);
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
 				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_FASTPATH |
-				 KPROG_FEAT_PEERS | KPROG_FEAT_TIMES);
+				 KPROG_FEAT_PEERS | KPROG_FEAT_TIMES |
+				 KPROG_FEAT_WAITER);
 	EXPECT_EQ(info.transports, KPROG_XPORT_SHM);
 	EXPECT_EQ(info.eager_limit, 8192);
 	EXPECT_EQ(info.eager_quota, 1 << 20);
@@ -428,7 +432,7 @@ TEST_NO_MODULE(main__get_info_without_fast_path_has_no_fastpath_feature)
 	ASSERT_OK(kt_info(e, &info));
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
 				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_PEERS |
-				 KPROG_FEAT_TIMES);
+				 KPROG_FEAT_TIMES | KPROG_FEAT_WAITER);
 	EXPECT_EQ(info.fast_limit, 0);
 }
 

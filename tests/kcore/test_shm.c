@@ -228,7 +228,7 @@ TEST(shm__init_and_exit_create_and_destroy_the_workqueue)
 	long live = mock_live_allocs;
 
 	kt_unload();
-	EXPECT_EQ(mock_live_allocs, live - 3);	/* the module's workqueues */
+	EXPECT_EQ(mock_live_allocs, live - 4);	/* the module's workqueues */
 	EXPECT_OK(kprog_xport_shm.init());
 	kprog_xport_shm.exit();
 	ASSERT_OK(kt_load());
@@ -297,6 +297,108 @@ TEST(shm__small_rendezvous_is_copied_in_the_receivers_call)
 	EXPECT_CQE(b, 2, 1000, 0);
 	EXPECT_CQE(a, 1, 1000, 0);
 	EXPECT(kt_check(dst, 1000, 17));
+}
+
+TEST(shm__blocking_receive_copies_a_large_rendezvous_in_its_call)
+{
+	struct kt_ep *a, *b;
+	struct kprog_post p;
+
+	kt_pair(&a, &b);
+	kt_fill(src, 3 * PAGE_SIZE, 29);
+	ASSERT_OK(kt_send(a, 1, 0, src, 3 * PAGE_SIZE, 1, KPROG_SEND_SYNC,
+			  &p));
+	ASSERT_OK(kt_recv(b, 0, 0, dst, 3 * PAGE_SIZE, 2,
+			  KPROG_POST_BLOCKING, &p));
+	EXPECT_EQ(mock_work_queued(), 0);
+	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
+	EXPECT_CQE(a, 1, 3 * PAGE_SIZE, 0);
+	EXPECT(kt_check(dst, 3 * PAGE_SIZE, 29));
+}
+
+TEST(shm__blocking_send_to_a_posted_receive_copies_in_its_call)
+{
+	struct kt_ep *a, *b;
+	struct kprog_post p;
+
+	kt_pair(&a, &b);
+	kt_fill(src, 3 * PAGE_SIZE, 31);
+	ASSERT_OK(kt_recv(b, 0, 0, dst, 3 * PAGE_SIZE, 2, 0, &p));
+	ASSERT_OK(kt_send(a, 1, 0, src, 3 * PAGE_SIZE, 1,
+			  KPROG_SEND_SYNC | KPROG_POST_BLOCKING, &p));
+	EXPECT_EQ(mock_work_queued(), 0);
+	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
+	EXPECT_CQE(a, 1, 3 * PAGE_SIZE, 0);
+	EXPECT(kt_check(dst, 3 * PAGE_SIZE, 31));
+}
+
+TEST(shm__blocking_send_queued_unmatched_is_copied_by_a_worker_later)
+{
+	struct kt_ep *a, *b;
+	struct kprog_post p;
+
+	/* The sender's wish applies to its own call only. */
+	kt_pair(&a, &b);
+	ASSERT_OK(kt_send(a, 1, 0, src, 3 * PAGE_SIZE, 1,
+			  KPROG_SEND_SYNC | KPROG_POST_BLOCKING, &p));
+	ASSERT_OK(kt_recv(b, 0, 0, dst, 3 * PAGE_SIZE, 2, 0, &p));
+	EXPECT_EQ(mock_work_queued(), 1);
+	mock_run_work();
+	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
+	EXPECT_CQE(a, 1, 3 * PAGE_SIZE, 0);
+}
+
+TEST(shm__copy_goes_to_the_cpu_where_the_sender_waits)
+{
+	struct kt_ep *a, *b;
+
+	kt_pair(&a, &b);
+	mock_set_cpus(4, 0);
+	a->ring->waiter_cpu = 1 + 3;	/* the sender spins on CPU 3 */
+	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
+	ASSERT_EQ(mock_work_queued(), 1);
+	EXPECT_EQ(mock_work_cpu(), 3);
+	mock_run_work();
+	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
+	EXPECT_CQE(a, 1, 3 * PAGE_SIZE, 0);
+}
+
+TEST(shm__copy_goes_to_the_cpu_where_the_receiver_waits)
+{
+	struct kt_ep *a, *b;
+	struct kprog_post p;
+
+	kt_pair(&a, &b);
+	mock_set_cpus(4, 2);
+	b->ring->waiter_cpu = 1 + 1;
+	ASSERT_OK(kt_recv(b, 0, 0, dst, 3 * PAGE_SIZE, 2, 0, &p));
+	ASSERT_OK(kt_send(a, 1, 0, src, 3 * PAGE_SIZE, 1, KPROG_SEND_SYNC,
+			  &p));
+	ASSERT_EQ(mock_work_queued(), 1);
+	EXPECT_EQ(mock_work_cpu(), 1);
+	mock_run_work();
+	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
+}
+
+TEST(shm__copy_is_unbound_when_nobody_waits_elsewhere)
+{
+	struct kt_ep *a, *b;
+
+	kt_pair(&a, &b);
+	mock_set_cpus(4, 2);
+	/* waiting on the caller's own CPU, offline or absurd: no use */
+	a->ring->waiter_cpu = 1 + 2;
+	b->ring->waiter_cpu = 1 + 7;
+	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
+	ASSERT_EQ(mock_work_queued(), 1);
+	EXPECT_EQ(mock_work_cpu(), WORK_CPU_UNBOUND);
+	mock_run_work();
+	a->ring->waiter_cpu = 0xffffffff;
+	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
+	EXPECT_EQ(mock_work_cpu(), WORK_CPU_UNBOUND);
+	mock_run_work();
+	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
+	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
 }
 
 TEST(shm__closing_receiver_stops_the_copy_and_the_sender_learns_it)

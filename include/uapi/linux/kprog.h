@@ -135,6 +135,14 @@ struct kprog_iov {
  * rendezvous: once both sides are posted, a kernel worker copies the data
  * straight from the sender's pages into the receiver's pages.
  *
+ * KPROG_POST_BLOCKING (KPROG_FEAT_WAITER) says the caller waits for this
+ * operation next (MPI_Send, MPI_Recv, MPI_Wait): a rendezvous it matches
+ * is then copied in the call itself, on the caller's CPU, which would
+ * otherwise only wait. Without it the copy goes to a kernel worker, on
+ * the CPU of the peer's waiting thread if the peer advertises one
+ * (kprog_ring_hdr.waiter_cpu), so that it does not take the CPU of a
+ * process that computes.
+ *
  * On return, @done says whether the operation already completed. If it
  * did, @cqe holds its completion and no ring entry will be written for it.
  * Otherwise exactly one ring entry with this @req_id will follow.
@@ -166,6 +174,7 @@ struct kprog_iov {
 #define KPROG_SEND_SYNC		(1U << 1)
 #define KPROG_RECV_MESSAGE	(1U << 2)
 #define KPROG_RECV_ARRIVED	(1U << 3)
+#define KPROG_POST_BLOCKING	(1U << 4)
 
 /* Completion entry; 32 bytes, also the ring's slot format. */
 struct kprog_cqe {
@@ -271,7 +280,13 @@ struct kprog_wait {
  */
 struct kprog_ring_hdr {
 	__u32 head;		/* written by user space */
-	__u32 __pad0[15];	/* head and tail on separate cache lines */
+	/*
+	 * Written by user space, a hint (KPROG_FEAT_WAITER): 0, or 1 + the
+	 * CPU a thread of this process waits on in a blocking call. A
+	 * rendezvous copy this process waits for is queued on that CPU.
+	 */
+	__u32 waiter_cpu;
+	__u32 __pad0[14];	/* head and tail on separate cache lines */
 	__u32 tail;		/* written by the kernel */
 	__u32 overflow;		/* written by the kernel */
 	__u32 entries;		/* power of two */
@@ -383,6 +398,7 @@ struct kprog_irq_wait {
 #define KPROG_FEAT_RECV_ARRIVED	(1U << 3)	/* KPROG_RECV_ARRIVED, max_rndv */
 #define KPROG_FEAT_PEERS	(1U << 4)	/* kprog_peer_count in the ring */
 #define KPROG_FEAT_TIMES	(1U << 5)	/* KPROG_JOIN_TIMES */
+#define KPROG_FEAT_WAITER	(1U << 6)	/* POST_BLOCKING, waiter_cpu */
 
 #define KPROG_XPORT_SHM		(1U << 0)
 #define KPROG_XPORT_IB		(1U << 1)
