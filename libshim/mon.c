@@ -154,7 +154,11 @@ int MPI_M_start(MPI_Comm comm, MPI_M_msid *msid)
 	return MPI_SUCCESS;
 }
 
-int MPI_M_suspend(MPI_M_msid msid)
+/*
+ * Suspend (@from ACTIVE) or continue (@from SUSPENDED) session @msid, or
+ * every session in state @from with MPI_M_ALL_MSID.
+ */
+static int switch_sessions(MPI_M_msid msid, enum kp_mstate from)
 {
 	struct kp_msess *s;
 	int i, rc;
@@ -165,47 +169,35 @@ int MPI_M_suspend(MPI_M_msid msid)
 		s = lookup(msid);
 		if (!s)
 			return MPI_M_INVALID_MSID;
-		if (s->state != KP_MS_ACTIVE)
+		if (s->state != from)
 			return MPI_M_MULTIPLE_CALL;
 	}
 	rc = read_cur();
 	if (rc != MPI_SUCCESS)
 		return rc;
 	for (i = 0; i < MPI_M_MAX_SESSIONS; i++) {
-		if ((msid != MPI_M_ALL_MSID && i != msid) || sess[i].state != KP_MS_ACTIVE)
+		if ((msid != MPI_M_ALL_MSID && i != msid) || sess[i].state != from)
 			continue;
-		kp_msess_suspend(&sess[i], &cur);
-		nactive--;
+		if (from == KP_MS_ACTIVE) {
+			kp_msess_suspend(&sess[i], &cur);
+			nactive--;
+		} else {
+			kp_msess_continue(&sess[i], &cur);
+			nactive++;
+		}
 	}
 	counting_update();
 	return MPI_SUCCESS;
 }
 
+int MPI_M_suspend(MPI_M_msid msid)
+{
+	return switch_sessions(msid, KP_MS_ACTIVE);
+}
+
 int MPI_M_continue(MPI_M_msid msid)
 {
-	struct kp_msess *s;
-	int i, rc;
-
-	if (!inited)
-		return MPI_M_MISSING_INIT;
-	if (msid != MPI_M_ALL_MSID) {
-		s = lookup(msid);
-		if (!s)
-			return MPI_M_INVALID_MSID;
-		if (s->state != KP_MS_SUSPENDED)
-			return MPI_M_MULTIPLE_CALL;
-	}
-	rc = read_cur();
-	if (rc != MPI_SUCCESS)
-		return rc;
-	for (i = 0; i < MPI_M_MAX_SESSIONS; i++) {
-		if ((msid != MPI_M_ALL_MSID && i != msid) || sess[i].state != KP_MS_SUSPENDED)
-			continue;
-		kp_msess_continue(&sess[i], &cur);
-		nactive++;
-	}
-	counting_update();
-	return MPI_SUCCESS;
+	return switch_sessions(msid, KP_MS_SUSPENDED);
 }
 
 /* Checks for reset and free: one suspended session, or all suspended. */

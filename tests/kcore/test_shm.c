@@ -348,6 +348,16 @@ TEST(shm__blocking_send_queued_unmatched_is_copied_by_a_worker_later)
 	EXPECT_CQE(a, 1, 3 * PAGE_SIZE, 0);
 }
 
+/* One copy is queued, on @cpu; it then completes both sides. */
+static void expect_copy_queued_on(struct kt_ep *a, struct kt_ep *b, int cpu)
+{
+	ASSERT_EQ(mock_work_queued(), 1);
+	EXPECT_EQ(mock_work_cpu(), cpu);
+	mock_run_work();
+	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
+	EXPECT_CQE(a, 1, 3 * PAGE_SIZE, 0);
+}
+
 TEST(shm__copy_goes_to_the_cpu_where_the_sender_waits)
 {
 	struct kt_ep *a, *b;
@@ -356,11 +366,7 @@ TEST(shm__copy_goes_to_the_cpu_where_the_sender_waits)
 	mock_set_cpus(4, 0);
 	a->ring->waiter_cpu = 1 + 3;	/* the sender spins on CPU 3 */
 	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
-	ASSERT_EQ(mock_work_queued(), 1);
-	EXPECT_EQ(mock_work_cpu(), 3);
-	mock_run_work();
-	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
-	EXPECT_CQE(a, 1, 3 * PAGE_SIZE, 0);
+	expect_copy_queued_on(a, b, 3);
 }
 
 TEST(shm__copy_goes_to_the_cpu_where_the_receiver_waits)
@@ -374,10 +380,7 @@ TEST(shm__copy_goes_to_the_cpu_where_the_receiver_waits)
 	ASSERT_OK(kt_recv(b, 0, 0, dst, 3 * PAGE_SIZE, 2, 0, &p));
 	ASSERT_OK(kt_send(a, 1, 0, src, 3 * PAGE_SIZE, 1, KPROG_SEND_SYNC,
 			  &p));
-	ASSERT_EQ(mock_work_queued(), 1);
-	EXPECT_EQ(mock_work_cpu(), 1);
-	mock_run_work();
-	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
+	expect_copy_queued_on(a, b, 1);
 }
 
 TEST(shm__copy_is_unbound_when_nobody_waits_elsewhere)
@@ -390,15 +393,10 @@ TEST(shm__copy_is_unbound_when_nobody_waits_elsewhere)
 	a->ring->waiter_cpu = 1 + 2;
 	b->ring->waiter_cpu = 1 + 7;
 	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
-	ASSERT_EQ(mock_work_queued(), 1);
-	EXPECT_EQ(mock_work_cpu(), WORK_CPU_UNBOUND);
-	mock_run_work();
+	expect_copy_queued_on(a, b, WORK_CPU_UNBOUND);
 	a->ring->waiter_cpu = 0xffffffff;
 	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
-	EXPECT_EQ(mock_work_cpu(), WORK_CPU_UNBOUND);
-	mock_run_work();
-	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
-	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
+	expect_copy_queued_on(a, b, WORK_CPU_UNBOUND);
 }
 
 TEST(shm__closing_receiver_stops_the_copy_and_the_sender_learns_it)

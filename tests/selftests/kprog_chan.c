@@ -368,46 +368,6 @@ static pid_t fork_peer(struct pipes *p)
 	return pid;
 }
 
-static int put1(int fd, char v)
-{
-	return write(fd, &v, 1) == 1 ? 0 : -1;
-}
-
-/* One byte within @ms; the byte, or -1 on timeout/EOF. */
-static int get1(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char v;
-
-	if (poll(&p, 1, ms) != 1)
-		return -1;
-	if (read(fd, &v, 1) != 1)
-		return -1;
-	return (unsigned char)v;
-}
-
-/* Exit code, 128 + signal, or -1 (did not end within @ms: killed). */
-static int child_wait(pid_t pid, int ms)
-{
-	long long end = kp_now_ms() + ms;
-	int st;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		if (r < 0)
-			return -1;
-		if (kp_now_ms() > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			return -1;
-		}
-		usleep(5000);
-	}
-}
-
 /* ======================= CHAN_OPEN and mmap ======================= */
 
 TEST(before_join_ebadfd)
@@ -2050,7 +2010,7 @@ static int scribbler(struct pipes *pp, __u64 key, __u64 seed)
 	if (ch_map(&e, 0, &c))
 		return 3;
 	ring = (__u64)c.tx.mask + 1;
-	if (put1(pp->c2p[1], 'o'))
+	if (kp_pipe_put(pp->c2p[1], 'o'))
 		return 4;
 	end = kp_now_ms() + 1500;
 	while (kp_now_ms() < end) {
@@ -2081,9 +2041,9 @@ static int scribbler(struct pipes *pp, __u64 key, __u64 seed)
 			rec_send(&c.tx, CTX, (x >> 8) % 4, (x >> 16) % (c.tx.max_msg + 1), x);
 		}
 	}
-	if (put1(pp->c2p[1], 'd'))
+	if (kp_pipe_put(pp->c2p[1], 'd'))
 		return 5;
-	get1(pp->p2c[0], 60000);	/* until the parent is done */
+	kp_pipe_get(pp->p2c[0], 60000);	/* until the parent is done */
 	return 0;
 }
 
@@ -2114,7 +2074,7 @@ TEST_F_TIMEOUT(solo, garbage_forked_scribbler, 300)
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		_exit(scribbler(&pp, key, seed));
-	ASSERT_EQ('o', get1(pp.c2p[0], 30000));
+	ASSERT_EQ('o', kp_pipe_get(pp.c2p[0], 30000));
 
 	/* the victim keeps calling in while the peer scribbles */
 	for (;;) {
@@ -2137,12 +2097,12 @@ TEST_F_TIMEOUT(solo, garbage_forked_scribbler, 300)
 		if (n > 1000000)
 			break;
 	}
-	ASSERT_EQ('d', get1(pp.c2p[0], 30000));
+	ASSERT_EQ('d', kp_pipe_get(pp.c2p[0], 30000));
 	TH_LOG("%d rounds of victim calls", n);
 	/* while the scribbler lives, and after it left */
 	still_serving(_metadata, e, NULL, &good, &f[0], &other, "scribbler alive");
-	put1(pp.p2c[1], 'q');
-	EXPECT_EQ(0, child_wait(pid, 30000));
+	kp_pipe_put(pp.p2c[1], 'q');
+	EXPECT_EQ(0, kp_child_wait(pid, 30000));
 	EXPECT_EQ(0, drain(&e[0], KPROG_ANY_SOURCE, 0));
 	still_serving(_metadata, e, NULL, &good, &f[0], &other, "scribbler gone");
 	EXPECT_TRUE(sflags_of(&e[0], 1) & KPROG_SRC_LEFT);
@@ -2320,7 +2280,7 @@ static int half_writer(struct pipes *pp, __u64 key, int wait_go)
 		return 2;
 	if (ch_map(&e, 0, &c))
 		return 3;
-	if (wait_go && (put1(pp->c2p[1], 'o') || get1(pp->p2c[0], 30000) != 'g'))
+	if (wait_go && (kp_pipe_put(pp->c2p[1], 'o') || kp_pipe_get(pp->p2c[0], 30000) != 'g'))
 		return 4;
 	if (rec_send(&c.tx, CTX, 7, 100, rseed(1, 0)))
 		return 5;
@@ -2330,7 +2290,7 @@ static int half_writer(struct pipes *pp, __u64 key, int wait_go)
 	if (!pl)
 		return 7;
 	memset(pl, 0x11, 150);		/* half written */
-	if (put1(pp->c2p[1], 'r'))
+	if (kp_pipe_put(pp->c2p[1], 'r'))
 		return 8;
 	for (;;)
 		pause();
@@ -2353,13 +2313,13 @@ TEST_F_TIMEOUT(solo, peer_killed_mid_record, 120)
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		_exit(half_writer(&pp, key, 0));
-	ASSERT_EQ('r', get1(pp.c2p[0], 30000)) {
+	ASSERT_EQ('r', kp_pipe_get(pp.c2p[0], 30000)) {
 		kill(pid, SIGKILL);
-		TH_LOG("child status %d", child_wait(pid, 5000));
+		TH_LOG("child status %d", kp_child_wait(pid, 5000));
 	}
 	ASSERT_EQ(0, ch_map(&r, 1, &c));
 	kill(pid, SIGKILL);
-	EXPECT_EQ(128 + SIGKILL, child_wait(pid, 20000));
+	EXPECT_EQ(128 + SIGKILL, kp_child_wait(pid, 20000));
 	EXPECT_EQ(KPROG_SRC_CHAN | KPROG_SRC_LEFT, sflags_of(&r, 1));
 	EXPECT_EQ(1, ld32(&ch_hdr(&c)->dir[0].closed));
 	EXPECT_EQ(1, ld32(&ch_hdr(&c)->dir[1].closed));
@@ -2405,15 +2365,15 @@ TEST_F_TIMEOUT(solo, peer_killed_with_posted_recv, 120)
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		_exit(half_writer(&pp, key, 1));
-	ASSERT_EQ('o', get1(pp.c2p[0], 30000));
+	ASSERT_EQ('o', kp_pipe_get(pp.c2p[0], 30000));
 	ASSERT_EQ(0, kp_recv(&r, 1, a, sizeof(a), 1, 7, CTX, 0, &pa));
 	ASSERT_EQ(0, pa.done);
 	ASSERT_EQ(0, kp_recv(&r, 2, b, sizeof(b), 1, 7, CTX, 0, &pb));
 	ASSERT_EQ(0, pb.done);
-	ASSERT_EQ(0, put1(pp.p2c[1], 'g'));
-	ASSERT_EQ('r', get1(pp.c2p[0], 30000));
+	ASSERT_EQ(0, kp_pipe_put(pp.p2c[1], 'g'));
+	ASSERT_EQ('r', kp_pipe_get(pp.c2p[0], 30000));
 	kill(pid, SIGKILL);
-	EXPECT_EQ(128 + SIGKILL, child_wait(pid, 20000));
+	EXPECT_EQ(128 + SIGKILL, kp_child_wait(pid, 20000));
 	ASSERT_EQ(0, kp_wait_cqe(&r, 1, &ca, KP_TMO_MS));
 	ASSERT_EQ(0, kp_wait_cqe(&r, 2, &cb, KP_TMO_MS));
 	EXPECT_EQ(0, ca.error) TH_LOG("BUG: the receive posted before the record got %d "

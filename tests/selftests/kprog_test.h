@@ -117,6 +117,47 @@ static inline long long kp_now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* Pipes between a test and its child processes: one byte at a time. */
+static inline int kp_pipe_put(int fd, char v)
+{
+	return write(fd, &v, 1) == 1 ? 0 : -1;
+}
+
+/* One byte within @ms; the byte, or -1 on timeout/EOF. */
+static inline int kp_pipe_get(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char v;
+
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	if (read(fd, &v, 1) != 1)
+		return -1;
+	return (unsigned char)v;
+}
+
+/* Exit code, 128 + signal, or -1 (did not end within @ms: killed). */
+static inline int kp_child_wait(pid_t pid, int ms)
+{
+	long long end = kp_now_ms() + ms;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (r < 0)
+			return -1;
+		if (kp_now_ms() > end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		usleep(5000);
+	}
+}
+
 /* Device node kp_open() uses; a test may point it at its own node. */
 static const char *kp_dev_path = KPROG_DEVICE;
 

@@ -62,47 +62,6 @@ static pid_t chan_fork(struct chan *c)
 	return pid;
 }
 
-static int chan_put(int fd, char v)
-{
-	return write(fd, &v, 1) == 1 ? 0 : -1;
-}
-
-/* Read one byte within @ms; the byte, or -1 on timeout/EOF. */
-static int chan_get(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char v;
-
-	if (poll(&p, 1, ms) != 1)
-		return -1;
-	if (read(fd, &v, 1) != 1)
-		return -1;
-	return (unsigned char)v;
-}
-
-/* Wait for a child at most @ms; its exit code, 128+sig, or -1 (killed). */
-static int child_wait(pid_t pid, int ms)
-{
-	long long end = kp_now_ms() + ms;
-	int st;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) :
-					       128 + WTERMSIG(st);
-		if (r < 0)
-			return -1;
-		if (kp_now_ms() > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			return -1;
-		}
-		usleep(10000);
-	}
-}
-
 /* ---- spinning on the ring without system calls ---- */
 
 static volatile sig_atomic_t spin_expired;
@@ -271,13 +230,13 @@ static int rndv_child(struct chan *ch, __u64 key, __u64 seed, int recv_first)
 			send_place, 61))
 		return 4;
 	layout_fill(&l, seed);
-	if (recv_first && chan_get(ch->p2c[0], 20000) != 'r')
+	if (recv_first && kp_pipe_get(ch->p2c[0], 20000) != 'r')
 		return 5;
 	if (kp_send(&e, 0xabc, l.iov, l.n, 0, 17, 3, KPROG_POST_IOV, &p))
 		return 6;
 	if (p.done)
 		return 7;	/* 8 MiB never completes at post */
-	if (!recv_first && chan_put(ch->c2p[1], 's'))
+	if (!recv_first && kp_pipe_put(ch->c2p[1], 's'))
 		return 8;
 	if (kp_wait_cqe(&e, 0xabc, &c, 20000))
 		return 9;
@@ -286,7 +245,7 @@ static int rndv_child(struct chan *ch, __u64 key, __u64 seed, int recv_first)
 	if (layout_check(&l, seed))
 		return 11;	/* the sender's buffer was modified */
 	/* stay in the job until the parent is done */
-	chan_get(ch->p2c[0], 20000);
+	kp_pipe_get(ch->p2c[0], 20000);
 	return 0;
 }
 
@@ -312,13 +271,13 @@ static void rndv_two_procs(struct __test_metadata *_metadata, int recv_first)
 	ASSERT_EQ(0, layout_make(&l, XFER_LEN, recv_sizes,
 				 ARRAY_SIZE(recv_sizes), recv_place, 29));
 	if (!recv_first)
-		ASSERT_EQ('s', chan_get(ch.c2p[0], 20000))
+		ASSERT_EQ('s', kp_pipe_get(ch.c2p[0], 20000))
 			TH_LOG("child did not post its send");
 	ret = kp_recv(&e, 0x1234, l.iov, l.n, 1, 17, 3, KPROG_POST_IOV, &p);
 	ASSERT_EQ(0, ret) TH_LOG("recv: %s", kp_strerr(ret));
 	ASSERT_EQ(0, p.done);
 	if (recv_first)
-		ASSERT_EQ(0, chan_put(ch.p2c[1], 'r'));
+		ASSERT_EQ(0, kp_pipe_put(ch.p2c[1], 'r'));
 	/* no system call from here until the completion is in the ring */
 	ret = spin_for_cqe(&e, 15);
 	ASSERT_EQ(0, ret) TH_LOG("no completion within 15 s of spinning");
@@ -330,8 +289,8 @@ static void rndv_two_procs(struct __test_metadata *_metadata, int recv_first)
 	bad = layout_check(&l, seed);
 	EXPECT_EQ(0, bad) TH_LOG("data: %s %ld", bad >= 1000 ?
 				 "gap byte overwritten at" : "segment", bad);
-	chan_put(ch.p2c[1], 'q');
-	EXPECT_EQ(0, child_wait(pid, 20000));
+	kp_pipe_put(ch.p2c[1], 'q');
+	EXPECT_EQ(0, kp_child_wait(pid, 20000));
 	kp_ep_close(&e);
 }
 
@@ -463,7 +422,7 @@ static int uid_child(struct chan *ch, const char *node, __u64 key)
 	fd = kp_open();
 	if (fd < 0)
 		return 3;
-	if (chan_get(ch->p2c[0], 20000) != 'c')
+	if (kp_pipe_get(ch->p2c[0], 20000) != 'c')
 		return 4;
 	ret = kp_join_fd(fd, key, 1, 2, 0, 0, NULL);
 	if (ret == 0)
@@ -494,8 +453,8 @@ TEST_F_TIMEOUT(xp, other_uid_join_eacces, 60)
 	if (pid == 0)
 		_exit(uid_child(&ch, node, key));
 	ASSERT_EQ(0, kp_ep_open(&e, key, 0, 2, 0, 0));
-	ASSERT_EQ(0, chan_put(ch.p2c[1], 'c'));
-	st = child_wait(pid, 20000);
+	ASSERT_EQ(0, kp_pipe_put(ch.p2c[1], 'c'));
+	st = kp_child_wait(pid, 20000);
 	EXPECT_EQ(0, st) TH_LOG("child step %d (3: open as nobody failed, 5: joined a root job, 6: wrong errno, 7: joined with SHARED only on its side, 8: wrong errno)",
 				st);
 	kp_ep_close(&e);
@@ -514,7 +473,7 @@ static int shared_child(struct chan *ch, const char *node, __u64 key,
 
 	if (become_nobody(node))
 		return 2;
-	if (chan_get(ch->p2c[0], 20000) != 'c')
+	if (kp_pipe_get(ch->p2c[0], 20000) != 'c')
 		return 4;
 	/* a SHARED job still needs SHARED from the joiner */
 	fd = kp_open();
@@ -540,9 +499,9 @@ static int shared_child(struct chan *ch, const char *node, __u64 key,
 		return 10;
 	if (kp_complete(&e, &p2, &c, 20000) || c.error || c.bytes != big)
 		return 11;
-	if (chan_put(ch->c2p[1], (char)(big >> 16)))
+	if (kp_pipe_put(ch->c2p[1], (char)(big >> 16)))
 		return 12;
-	chan_get(ch->p2c[0], 20000);
+	kp_pipe_get(ch->p2c[0], 20000);
 	return 0;
 }
 
@@ -569,11 +528,11 @@ TEST_F_TIMEOUT(xp, other_uid_shared_job, 60)
 	big = kp_rndv_size(&e, big);
 	bm = kp_alloc(big);
 	ASSERT_NE(NULL, bm);
-	ASSERT_EQ(0, chan_put(ch.p2c[1], 'c'));
+	ASSERT_EQ(0, kp_pipe_put(ch.p2c[1], 'c'));
 	ASSERT_EQ(0, kp_recv(&e, 1, small, sizeof(small), 1, 1, 0, 0, &p1));
 	ASSERT_EQ(0, kp_recv(&e, 2, bm, big, 1, 2, 0, 0, &p2));
 	ASSERT_EQ(0, kp_complete(&e, &p1, &c, 20000)) {
-		st = child_wait(pid, 1000);
+		st = kp_child_wait(pid, 1000);
 		TH_LOG("no message from the nobody child, its step %d", st);
 	}
 	EXPECT_EQ(0, c.error);
@@ -583,9 +542,9 @@ TEST_F_TIMEOUT(xp, other_uid_shared_job, 60)
 	EXPECT_EQ(0, c.error);
 	EXPECT_EQ(big, c.bytes);
 	EXPECT_EQ(-1, kp_check(bm, big, 32, 0));
-	EXPECT_LE(0, chan_get(ch.c2p[0], 20000));
-	chan_put(ch.p2c[1], 'q');
-	st = child_wait(pid, 20000);
+	EXPECT_LE(0, kp_pipe_get(ch.c2p[0], 20000));
+	kp_pipe_put(ch.p2c[1], 'q');
+	st = kp_child_wait(pid, 20000);
 	EXPECT_EQ(0, st) TH_LOG("child step %d", st);
 	kp_ep_close(&e);
 	kp_ep_close(&e2);
@@ -603,9 +562,9 @@ static int creator_child(struct chan *ch, const char *node, __u64 k1,
 		return 3;
 	if (kp_ep_open(&b, k2, 0, 2, KPROG_JOIN_SHARED, 0))
 		return 4;
-	if (chan_put(ch->c2p[1], 'c'))
+	if (kp_pipe_put(ch->c2p[1], 'c'))
 		return 5;
-	chan_get(ch->p2c[0], 20000);
+	kp_pipe_get(ch->p2c[0], 20000);
 	return 0;
 }
 
@@ -623,8 +582,8 @@ TEST_F_TIMEOUT(xp, root_joins_other_uid_job, 60)
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		_exit(creator_child(&ch, node, k1, k2));
-	ASSERT_EQ('c', chan_get(ch.c2p[0], 20000)) {
-		TH_LOG("child step %d", child_wait(pid, 1000));
+	ASSERT_EQ('c', kp_pipe_get(ch.c2p[0], 20000)) {
+		TH_LOG("child step %d", kp_child_wait(pid, 1000));
 	}
 	fd = kp_open();
 	ASSERT_LE(0, fd);
@@ -634,8 +593,8 @@ TEST_F_TIMEOUT(xp, root_joins_other_uid_job, 60)
 	EXPECT_EQ(-EACCES, kp_join_fd(fd, k2, 1, 2, 0, 0, NULL));
 	EXPECT_EQ(0, kp_join_fd(fd, k2, 1, 2, KPROG_JOIN_SHARED, 0, NULL));
 	close(fd);
-	chan_put(ch.p2c[1], 'q');
-	st = child_wait(pid, 20000);
+	kp_pipe_put(ch.p2c[1], 'q');
+	st = kp_child_wait(pid, 20000);
 	EXPECT_EQ(0, st) TH_LOG("child step %d", st);
 }
 
@@ -664,7 +623,7 @@ static int victim_child(struct chan *ch, __u64 key, __u64 seed, int do_send)
 	}
 	if (ret || p.done)
 		return 4;
-	if (chan_put(ch->c2p[1], 'p'))
+	if (kp_pipe_put(ch->c2p[1], 'p'))
 		return 5;
 	for (;;)
 		pause();
@@ -711,7 +670,7 @@ static void check_rejoin(struct __test_metadata *_metadata, __u64 key)
 		ret = kp_join_fd(fd, key, 1, 3, 0, 0, NULL);
 		_exit(ret == 0 ? 0 : ret == -EADDRINUSE ? 1 : 2);
 	}
-	st = child_wait(pid, 10000);
+	st = kp_child_wait(pid, 10000);
 	EXPECT_TRUE(st == 0 || st == 1) TH_LOG("rejoin of a dead rank: %d", st);
 }
 
@@ -738,13 +697,13 @@ TEST_F_TIMEOUT(xp, sender_killed_mid_transfer, 90)
 	ASSERT_EQ(0, kp_recv(&r, 99, small, sizeof(small), 1, 99, 0, 0, &p99));
 	ASSERT_EQ(0, kp_recv(&r, 98, small, sizeof(small), KPROG_ANY_SOURCE,
 			     98, 0, 0, &p98));
-	ASSERT_EQ('p', chan_get(ch.c2p[0], 30000)) {
-		TH_LOG("child step %d", child_wait(pid, 1000));
+	ASSERT_EQ('p', kp_pipe_get(ch.c2p[0], 30000)) {
+		TH_LOG("child step %d", kp_child_wait(pid, 1000));
 	}
 	ret = kp_recv(&r, 1, buf, KILL_LEN, 1, 1, 0, 0, &p);
 	kill(pid, SIGKILL);
 	ASSERT_EQ(0, ret) TH_LOG("recv: %s", kp_strerr(ret));
-	EXPECT_EQ(128 + SIGKILL, child_wait(pid, 20000));
+	EXPECT_EQ(128 + SIGKILL, kp_child_wait(pid, 20000));
 
 	ret = kp_complete(&r, &p, &c, 20000);
 	ASSERT_EQ(0, ret) TH_LOG("matched receive did not complete");
@@ -793,13 +752,13 @@ TEST_F_TIMEOUT(xp, receiver_killed_mid_transfer, 90)
 		_exit(victim_child(&ch, key, 0, 0));
 	ASSERT_EQ(0, kp_ep_open(&s, key, 0, 3, 0, 0));
 	ASSERT_EQ(0, kp_ep_open(&o, key, 2, 3, 0, 0));
-	ASSERT_EQ('p', chan_get(ch.c2p[0], 30000)) {
-		TH_LOG("child step %d", child_wait(pid, 1000));
+	ASSERT_EQ('p', kp_pipe_get(ch.c2p[0], 30000)) {
+		TH_LOG("child step %d", kp_child_wait(pid, 1000));
 	}
 	ret = kp_send(&s, 1, buf, KILL_LEN, 1, 1, 0, 0, &p);
 	kill(pid, SIGKILL);
 	ASSERT_EQ(0, ret) TH_LOG("send: %s", kp_strerr(ret));
-	EXPECT_EQ(128 + SIGKILL, child_wait(pid, 20000));
+	EXPECT_EQ(128 + SIGKILL, kp_child_wait(pid, 20000));
 	ret = kp_complete(&s, &p, &c, 20000);
 	ASSERT_EQ(0, ret) TH_LOG("matched send did not complete");
 	EXPECT_TRUE(c.error == 0 || c.error == -ECONNRESET)
@@ -834,14 +793,14 @@ TEST_F_TIMEOUT(xp, sender_killed_before_match, 60)
 	if (pid == 0)
 		_exit(victim_child(&ch, key, 9, 1));
 	ASSERT_EQ(0, kp_ep_open(&r, key, 0, 3, 0, 0));
-	ASSERT_EQ('p', chan_get(ch.c2p[0], 30000)) {
-		TH_LOG("child step %d", child_wait(pid, 1000));
+	ASSERT_EQ('p', kp_pipe_get(ch.c2p[0], 30000)) {
+		TH_LOG("child step %d", kp_child_wait(pid, 1000));
 	}
 	ASSERT_EQ(0, kp_probe(&r, 0, 1, 1, 0, 0, &pr));
 	EXPECT_EQ(1, pr.found);
 	EXPECT_EQ(KILL_LEN, pr.bytes);
 	kill(pid, SIGKILL);
-	EXPECT_EQ(128 + SIGKILL, child_wait(pid, 20000));
+	EXPECT_EQ(128 + SIGKILL, kp_child_wait(pid, 20000));
 	usleep(100 * 1000);
 	ASSERT_EQ(0, kp_probe(&r, 0, 1, 1, 0, 0, &pr));
 	EXPECT_EQ(0, pr.found) TH_LOG("a dead rank's send is still queued");
@@ -1024,7 +983,7 @@ TEST_F_TIMEOUT(xp, fork_after_posting_recv, 60)
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		/* wait until the parent has its data, then look at ours */
-		if (chan_get(ch.p2c[0], 20000) != 'd')
+		if (kp_pipe_get(ch.p2c[0], 20000) != 'd')
 			_exit(2);
 		_exit(kp_check_byte(b, len, 0) == -1 ? 0 : 3);
 	}
@@ -1034,8 +993,8 @@ TEST_F_TIMEOUT(xp, fork_after_posting_recv, 60)
 	EXPECT_EQ(len, c.bytes);
 	EXPECT_EQ(-1, kp_check(b, len, 221, 0))
 		TH_LOG("data went to the child's copy, not the poster's");
-	chan_put(ch.p2c[1], 'd');
-	st = child_wait(pid, 20000);
+	kp_pipe_put(ch.p2c[1], 'd');
+	st = kp_child_wait(pid, 20000);
 	EXPECT_EQ(0, st) TH_LOG("child's copy-on-write page was written");
 	ASSERT_EQ(0, kp_complete(&e[1], &ps, &c, KP_TMO_MS));
 	EXPECT_EQ(0, c.error);
