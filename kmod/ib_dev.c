@@ -27,7 +27,6 @@
 #include <linux/inet.h>
 #include <linux/in.h>
 #include <linux/socket.h>
-#include <net/route.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include "kprog.h"
@@ -251,20 +250,19 @@ int kprog_ib_local_addr(struct kprog_node_addr *addr)
 }
 
 /**
- * kprog_ib_addr_is_local() - is an address one of this node's?
+ * kprog_ib_addr_is_local() - is an address this node's?
  * @a: an IPv4 address
  *
- * Return: true for the node_addr parameter or an address the kernel
- * routes to itself (the loopback of KPROG_JOIN_NET_ONLY).
+ * Return: true for this node's address (kprog_ib_local_addr()): a node map
+ * naming it means the loopback of KPROG_JOIN_NET_ONLY. Only the node's
+ * name counts, not every address the kernel routes to itself (all of
+ * 127.0.0.0/8 on a machine whose rxe runs over a veth pair).
  */
 bool kprog_ib_addr_is_local(const struct kprog_ib_addr *a)
 {
-	__be32 ip;
+	struct kprog_node_addr self;
 
-	if (kprog_ib_fixed && !memcmp(a->addr, kprog_ib_fixed_addr.addr, 4))
-		return true;
-	memcpy(&ip, a->addr, 4);
-	return inet_addr_type(&init_net, ip) == RTN_LOCAL;
+	return !kprog_ib_local_addr(&self) && !memcmp(self.addr, a->addr, 4);
 }
 
 /**
