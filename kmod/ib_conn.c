@@ -58,6 +58,7 @@
 #include <linux/random.h>
 #include <linux/seq_file.h>
 #include <linux/completion.h>
+#include <net/ipv6.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/mr_pool.h>
@@ -963,8 +964,11 @@ static void kprog_ib_conn_init_work(struct work_struct *work)
 						  init_work);
 
 	spin_lock_bh(&conn->lock);
-	if (conn->state == KPROG_IB_CS_INIT)
+	if (conn->state == KPROG_IB_CS_INIT) {
+		/* No job used it: nobody to tell. */
+		conn->notify = false;
 		kprog_ib_conn_fail_locked(conn, -ETIMEDOUT);
+	}
 	spin_unlock_bh(&conn->lock);
 	kprog_ib_conn_put(conn);
 }
@@ -1005,6 +1009,15 @@ struct kprog_ib_conn *kprog_ib_conn_get(const struct kprog_node_addr *na,
 		return ERR_PTR(-EAFNOSUPPORT);
 	kprog_ib_addr_from_node(&a, na);
 	conn = kprog_ib_conn_lookup(&a);
+	/*
+	 * An end still in INIT belongs to an exchange under way: a job that
+	 * runs already lost that node with its previous connection.
+	 */
+	if (conn && !conn->loopback &&
+	    READ_ONCE(conn->state) != KPROG_IB_CS_CONNECTED) {
+		kprog_ib_conn_put(conn);
+		return create ? ERR_PTR(-ENOTCONN) : NULL;
+	}
 	if (conn || !create)
 		return conn;
 	if (!kprog_ib_addr_is_local(&a))
@@ -1031,6 +1044,16 @@ static int kprog_ib_net_connect(const struct kprog_ib_addr *a,
 	conn = kprog_ib_conn_lookup(a);
 	if (!conn)
 		return 0;
+	/*
+	 * RoCE routes by the GID's address: it must be the node's name, or
+	 * messages from elsewhere would pass for that node's.
+	 */
+	if (rdma_protocol_roce(conn->dev, conn->port_num) &&
+	    (!ipv6_addr_v4mapped((const struct in6_addr *)r->gid) ||
+	     memcmp(&r->gid[12], a->addr, 4))) {
+		kprog_ib_conn_put(conn);
+		return -EINVAL;
+	}
 	mutex_lock(&conn->qp_mutex);
 	spin_lock_bh(&conn->lock);
 	if (conn->state != KPROG_IB_CS_DEAD) {

@@ -371,8 +371,11 @@ TEST_F(ib, net_conn_refuses_bad_requests_and_this_node)
 	c.remote = c.local;
 	c.remote.recv_bufs = 1;
 	EXPECT_EQ(EINVAL, net_conn(&c));
-	/* an end that changed since it was reported waits for another round */
+	/* on RoCE the peer's GID must hold the peer's address */
 	c.remote = c.local;
+	EXPECT_EQ(EINVAL, net_conn(&c));
+	memcpy(&c.remote.gid[12], c.peer.addr, 4);
+	/* an end that changed since it was reported waits for another round */
 	c.local.qpn ^= 1;
 	c.status = 0;
 	EXPECT_EQ(0, net_conn(&c));
