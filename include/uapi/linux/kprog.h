@@ -394,10 +394,13 @@ struct kprog_peer_count {
 /*
  * Times of a completion in the ring, with KPROG_JOIN_TIMES: slot i
  * describes cqes[i]. CLOCK_MONOTONIC nanoseconds, 0 where unknown: a
- * message that came from another node or through a fast-path channel has
- * no @send_ns; an operation cancelled or failed before a match has no
- * @match_ns. For a receive, @send_ns is when the matched send was posted
- * and @recv_ns when this receive was; for a rendezvous send to a rank of
+ * message that came through a fast-path channel has no @send_ns, one that
+ * came from another node (or through the network loopback) has its
+ * arrival at this node as @send_ns (the sender's clock is another
+ * machine's; later than the post by one network latency); an operation
+ * cancelled or failed before a match has no @match_ns. For a receive,
+ * @send_ns is when the matched send was posted and @recv_ns when this
+ * receive was; for a rendezvous send to a rank of
  * this node, @send_ns is its own post and @recv_ns that of the receive
  * (0 unless the receiver joined with KPROG_JOIN_TIMES too).
  * Late Sender (seed 003) = @send_ns - @recv_ns when positive; Late
