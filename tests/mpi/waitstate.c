@@ -112,8 +112,16 @@ int main(int argc, char **argv)
 	struct row r;
 
 	test_name = "waitstate";
-	snprintf(prefix, sizeof(prefix), "%s/waitstate.%d", dir && *dir ? dir : ".",
-		 (int)getppid());
+	/*
+	 * One name for the job on every node (rank 0 reads rank 1's report):
+	 * PMIx's namespace; the launcher's pid only where there is none.
+	 */
+	if (getenv("PMIX_NAMESPACE"))
+		snprintf(prefix, sizeof(prefix), "%s/waitstate.%s", dir && *dir ? dir : ".",
+			 getenv("PMIX_NAMESPACE"));
+	else
+		snprintf(prefix, sizeof(prefix), "%s/waitstate.%d", dir && *dir ? dir : ".",
+			 (int)getppid());
 	setenv("KPROG_WAITPROF", "1", 1);
 	setenv("KPROG_WAITPROF_OUT", prefix, 1);
 	MPI_Init(&argc, &argv);
