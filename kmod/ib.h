@@ -8,10 +8,10 @@
  *               load and unload, the state file in debugfs
  *   ib_dev.c    RDMA devices (ib_client): which are usable, this node's
  *               address, registration with the core while one is
- *   ib_conn.c   connections (rdma_cm, one RC QP per pair of nodes),
- *               receive buffers and credits, the send path and its
- *               backlog, completion handlers of sends and receives,
- *               teardown
+ *   ib_conn.c   connections (one RC QP per pair of nodes, connected out
+ *               of band through KPROG_IOC_NET_CONN), receive buffers and
+ *               credits, the send path and its backlog, completion
+ *               handlers of sends and receives, teardown
  *   ib_wire.c   the wire format and the stateless checks of a message
  *   ib_plan.c   credit and chunk arithmetic (pure)
  *   ib_recv.c   what a received message does: admission of envelopes
@@ -41,6 +41,7 @@
 #include <linux/list.h>
 #include <linux/llist.h>
 #include <linux/spinlock.h>
+#include <linux/mutex.h>
 #include <linux/workqueue.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_verbs.h>
@@ -54,13 +55,12 @@ struct kprog_ep;
 struct kprog_op;
 struct kprog_xfer;
 struct kprog_node_addr;
+struct kprog_net_conn;
 struct kprog_ubuf;
-struct rdma_cm_id;
 struct seq_file;
 
 /* ---- module parameters (xport_ib.c), checked at load ---- */
 
-extern unsigned int kprog_ib_port;
 extern unsigned int kprog_ib_eager_size;
 extern unsigned int kprog_ib_recv_bufs;
 extern unsigned int kprog_ib_max_conns;
@@ -143,19 +143,33 @@ void kprog_ib_out_free(struct kprog_ib_out *out);
 
 /**
  * enum kprog_ib_conn_state - the life of a connection
- * @KPROG_IB_CS_RESOLVING: active: resolving address and route
- * @KPROG_IB_CS_CONNECTING: resources made, connection requested/accepted
- * @KPROG_IB_CS_WAIT_PEER: active, refused because the peer's own request
- *	wins the tie-break: waits for it (or retries)
- * @KPROG_IB_CS_CONNECTED: messages flow
+ * @KPROG_IB_CS_INIT: QP in INIT, receives posted, waiting for the peer's
+ *	end (KPROG_NET_CONNECT); messages queue
+ * @KPROG_IB_CS_CONNECTED: QP in RTS, messages flow
  * @KPROG_IB_CS_DEAD: failed or closed; teardown runs or ran
  */
 enum kprog_ib_conn_state {
-	KPROG_IB_CS_RESOLVING,
-	KPROG_IB_CS_CONNECTING,
-	KPROG_IB_CS_WAIT_PEER,
+	KPROG_IB_CS_INIT,
 	KPROG_IB_CS_CONNECTED,
 	KPROG_IB_CS_DEAD,
+};
+
+/**
+ * struct kprog_ib_port - the RDMA port this node's connections use
+ * @dev: the device, referenced (ib_device_try_get())
+ * @port: the port number
+ * @gid_index: index of @gid in the port's GID table
+ * @gid: the GID whose address is the node address (RoCE v2, IPv4)
+ * @lid: the port's LID (InfiniBand link layer)
+ * @mtu: the port's active MTU
+ */
+struct kprog_ib_port {
+	struct ib_device *dev;
+	u32 port;
+	u32 gid_index;
+	union ib_gid gid;
+	u16 lid;
+	enum ib_mtu mtu;
 };
 
 /**
@@ -179,20 +193,29 @@ struct kprog_ib_rx {
 
 /**
  * struct kprog_ib_conn - one end of a reliable connection to a node
- * @ref: the connection list, the cm_id's handler, transfers and
- *	messages bound to it, workers
+ * @ref: the connection list, transfers and messages bound to it,
+ *	workers, a loopback twin
  * @lock: everything below marked (L)
+ * @qp_mutex: held while the QP moves to RTS and while teardown drains and
+ *	frees it
  * @state: enum kprog_ib_conn_state (L)
- * @active: this end asked for the connection
  * @loopback: the peer is this node (KPROG_JOIN_NET_ONLY's loopback)
  * @listed: the connection new messages to @peer take (one per node; the
- *	passive end of a loopback is not listed) (L, and the list lock)
+ *	answering end of a loopback is not listed) (L, and the list lock)
  * @notify: when it dies, the ranks of @peer's node are lost
  * @peer: the node at the other end
  * @lnode: in the connection list
- * @cm_id: its rdma_cm id
- * @dev: the RDMA device, once resolved
+ * @twin: loopback: the other end, referenced until teardown
+ * @dev: the RDMA device
  * @port_num: the device port
+ * @gid_index: the source GID's index
+ * @gid: the source GID
+ * @lid: the port's LID
+ * @mtu: the port's active MTU
+ * @rd_atom: READs this end serves and issues at once (device limit)
+ * @qpn: its QP's number
+ * @psn: first PSN this end sends
+ * @remote_qpn: the peer QP it is connected to, 0 before (L)
  * @pd: a protection domain of its own: rkeys registered for this peer
  *	are unusable on any other connection
  * @cq: from the device's CQ pool, polled in softirq
@@ -218,21 +241,29 @@ struct kprog_ib_rx {
  * @credit_out: the CREDIT message, allocated with the connection
  * @err: why it died
  * @dead_work: teardown
- * @retry_work: WAIT_PEER: connect again if the peer's request never came
+ * @init_work: drops an end left in INIT (its exchange never completed)
  */
 struct kprog_ib_conn {
 	struct kref ref;
 	spinlock_t lock;	/* see (L) above */
+	struct mutex qp_mutex;	/* QP state changes vs. teardown */
 	u8 state;
-	bool active;
 	bool loopback;
 	bool listed;
 	bool notify;
 	struct kprog_ib_addr peer;
 	struct list_head lnode;
-	struct rdma_cm_id *cm_id;
+	struct kprog_ib_conn *twin;
 	struct ib_device *dev;
 	u32 port_num;
+	u32 gid_index;
+	union ib_gid gid;
+	u16 lid;
+	enum ib_mtu mtu;
+	u8 rd_atom;
+	u32 qpn;
+	u32 psn;
+	u32 remote_qpn;
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	u32 cq_size;
@@ -256,7 +287,7 @@ struct kprog_ib_conn {
 	struct kprog_ib_out *credit_out;
 	int err;
 	struct work_struct dead_work;
-	struct delayed_work retry_work;
+	struct delayed_work init_work;
 };
 
 extern spinlock_t kprog_ib_conns_lock;
@@ -277,12 +308,16 @@ void kprog_ib_conn_dev_gone(struct ib_device *dev);
 bool kprog_ib_conn_alive(struct kprog_ib_conn *conn);
 void kprog_ib_conn_count(struct ib_wc *wc, u64 start);
 void kprog_ib_conn_show(struct seq_file *m);
+int kprog_ib_net_conn(struct kprog_net_conn *c);
 
 /* ---- devices (ib_dev.c) ---- */
 
 int kprog_ib_dev_init(void);
 void kprog_ib_dev_exit(void);
 int kprog_ib_local_addr(struct kprog_node_addr *addr);
+int kprog_ib_port_get(struct kprog_ib_port *p);
+void kprog_ib_port_put(struct kprog_ib_port *p);
+bool kprog_ib_dev_present(struct ib_device *dev);
 bool kprog_ib_addr_is_local(const struct kprog_ib_addr *a);
 int kprog_ib_parse_node_addr(const char *s);
 

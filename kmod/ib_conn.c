@@ -1,27 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kprog_ib connections: one reliable connection (RC QP, kernel rdma_cm)
+ * kprog_ib connections: one reliable connection (an RC QP at each end)
  * per pair of nodes, shared by all jobs; receive buffers and credits; the
  * send path; completion handlers of sends and receives; teardown.
  *
- * Making one. The first message to a node connects (kprog_ib_conn_get(),
- * from the sender's process): address and route are resolved, then the
- * QP, its CQ (from the device's CQ pool, IB_POLL_SOFTIRQ), a protection
- * domain and an MR pool of its own and the receive buffers are made, and
- * the connection is requested with a private datum (magic, version,
- * receive buffers, largest message). Messages queue meanwhile, in order.
- * Every node listens on the port of the module parameter.
+ * Making one: out of band, with ib_core alone (no rdma_cm), as UCX does.
+ * The shim, at MPI_Init, asks each node's module for its end toward each
+ * other node (KPROG_NET_PREPARE: the port's GID, a QP in INIT with its
+ * receive buffers posted, its first PSN, the peer QP it is connected to),
+ * exchanges these over MPI and hands each module the peer's end
+ * (KPROG_NET_CONNECT), which moves the QP to RTR and RTS: the address
+ * vector names the peer's GID, its destination MAC is resolved from the
+ * GID's IP address (rdma_resolve_ip(), as ib_core does for user-space
+ * verbs). rdma_cm is not used: it takes every 127.0.0.0/8 address for
+ * "this host" and cannot resolve a RoCE route to one (the test VMs have
+ * only such addresses), and the exchange works the same on a cluster.
  *
- * One per pair. A request from a node that has a listed connection being
- * made by this side is a simultaneous connect: the side with the lower
- * address keeps its own request and refuses the other's (a consumer
- * reject saying so); the higher side accepts the request and moves what
- * its own attempt had queued onto the accepted connection. The refused
- * side waits for the request that won (and gives up after a while). A
- * request from a node with an established connection replaces it: that
- * node lost its end. A connection to this node's own address is the
- * loopback of KPROG_JOIN_NET_ONLY: its active end carries the messages,
- * its passive end (not listed) the answers.
+ * One per pair, shared. Both ends apply one rule to the same two reports
+ * (kprog_ib_pair_step(), ib_plan.c): an end connected to the QP the peer
+ * reports, with the peer connected to it or fresh, is reused; a fresh end
+ * facing a fresh peer (or one connected to it) connects; an end connected
+ * to a QP the peer no longer has (the peer's module was reloaded, its QP
+ * died) is dropped, and the shim exchanges again. Messages sent before
+ * the connection is up queue in order; only connected ones are handed
+ * out for new messages. A connection to this node's own address is the
+ * loopback of KPROG_JOIN_NET_ONLY: two QPs on the port connected to each
+ * other at first use, no exchange; the listed end carries the messages,
+ * its twin the answers.
  *
  * Completion context. The CQs are polled in softirq (IB_POLL_SOFTIRQ):
  * the handlers only parse, match (kprog_arrive() allows softirq), post
@@ -36,13 +41,13 @@
  * owed; a CREDIT message alone goes when half the buffers are owed and
  * nothing else returns them.
  *
- * Dying. A failed completion (not a flush), a disconnect, a refused or
- * failed connect, the device's removal or unload mark the connection
- * dead; a worker then moves the QP to error and drains it, waits for the
- * transfer workers, fails what was queued or bound to it (ib_rndv.c),
- * tells the core that the ranks of the peer's node are lost (if it was
- * the node's connection), and frees the QP, CQ, MRs, buffers, PD and id.
- * The next message to that node connects again.
+ * Dying. A failed completion (not a flush; a vanished peer shows as
+ * retry exceeded), a stale end found by an exchange, the device's removal
+ * or unload mark the connection dead; a worker then moves the QP to error
+ * and drains it, waits for the transfer workers, fails what was queued or
+ * bound to it (ib_rndv.c), tells the core that the ranks of the peer's
+ * node are lost (if it was the node's connection), and frees the QP, CQ,
+ * MRs, buffers and PD. The next job's exchange connects again.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -50,52 +55,41 @@
 #include <linux/inet.h>
 #include <linux/socket.h>
 #include <linux/delay.h>
+#include <linux/random.h>
 #include <linux/seq_file.h>
-#include <rdma/rdma_cm.h>
-#include <rdma/ib_cm.h>
+#include <linux/completion.h>
+#include <net/ipv6.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
 #include <rdma/mr_pool.h>
 #include "kprog.h"
 #include "ep.h"
 #include "stats.h"
 #include "ib.h"
 
-#define KPROG_IB_CM_MAGIC	0x6b706962	/* "kpib" */
-#define KPROG_IB_CM_TIMEOUT_MS	2000
-#define KPROG_IB_RACE_WAIT	(5 * HZ)
-#define KPROG_IB_REJ_RACE	1
-#define KPROG_IB_REJ_REFUSED	2
-
-/**
- * struct kprog_ib_cm_data - private data of a connection request and of
- *	its acceptance
- * @magic: KPROG_IB_CM_MAGIC
- * @version: KPROG_IB_WIRE_VERSION
- * @rsvd: zero
- * @recv_bufs: receive buffers the sender of it posted (initial credits)
- * @max_msg: largest message it receives
+/*
+ * Local ACK timeout 4.096 us * 2^18 = 1.07 s, 6 retries: a vanished peer
+ * fails the QP (retry exceeded) within about eight seconds, and a peer
+ * that stalls for a second or two (a loaded host, an emulated VM
+ * descheduled) does not: with 268 ms a test across two emulated VMs on a
+ * busy host once lost its connection.
  */
-struct kprog_ib_cm_data {
-	__le32 magic;
-	u8 version;
-	u8 rsvd[3];
-	__le32 recv_bufs;
-	__le32 max_msg;
-};
-
-/**
- * struct kprog_ib_cm_rej - private data of a refusal
- * @magic: KPROG_IB_CM_MAGIC
- * @reason: KPROG_IB_REJ_*
+#define KPROG_IB_ACK_TIMEOUT	18
+#define KPROG_IB_RETRY_CNT	6
+/* 7: retry for ever when the peer has no receive buffer (credits rule it out) */
+#define KPROG_IB_RNR_RETRY	7
+#define KPROG_IB_MIN_RNR_TIMER	12
+#define KPROG_IB_RESOLVE_MS	2000
+/*
+ * An end made by KPROG_NET_PREPARE whose exchange never completed (the
+ * job died during MPI_Init, or a made-up peer) is dropped after this: it
+ * would hold a connection slot for ever.
  */
-struct kprog_ib_cm_rej {
-	__le32 magic;
-	__le32 reason;
-};
+#define KPROG_IB_INIT_TIMEOUT	(60 * HZ)
 
 DEFINE_SPINLOCK(kprog_ib_conns_lock);
 static LIST_HEAD(kprog_ib_conns);
 static u32 kprog_ib_nr_conns;
-static struct rdma_cm_id *kprog_ib_listen_id;
 static struct workqueue_struct *kprog_ib_cm_wq;
 struct workqueue_struct *kprog_ib_wq;
 
@@ -173,7 +167,7 @@ void kprog_ib_conn_put(struct kprog_ib_conn *conn)
 }
 
 static void kprog_ib_conn_dead_work(struct work_struct *work);
-static void kprog_ib_conn_retry_work(struct work_struct *work);
+static void kprog_ib_conn_init_work(struct work_struct *work);
 
 static struct kprog_ib_conn *kprog_ib_conn_alloc(const struct kprog_ib_addr *peer)
 {
@@ -191,9 +185,9 @@ static struct kprog_ib_conn *kprog_ib_conn_alloc(const struct kprog_ib_addr *pee
 	kprog_ib_put_credit(conn->credit_out->buf);
 	kref_init(&conn->ref);
 	spin_lock_init(&conn->lock);
-	conn->state = KPROG_IB_CS_RESOLVING;
+	mutex_init(&conn->qp_mutex);
+	conn->state = KPROG_IB_CS_INIT;
 	conn->peer = *peer;
-	conn->loopback = kprog_ib_addr_is_local(peer);
 	INIT_LIST_HEAD(&conn->lnode);
 	INIT_LIST_HEAD(&conn->mrs);
 	INIT_LIST_HEAD(&conn->backlog);
@@ -202,7 +196,7 @@ static struct kprog_ib_conn *kprog_ib_conn_alloc(const struct kprog_ib_addr *pee
 	INIT_LIST_HEAD(&conn->txs);
 	INIT_LIST_HEAD(&conn->rdvs);
 	INIT_WORK(&conn->dead_work, kprog_ib_conn_dead_work);
-	INIT_DELAYED_WORK(&conn->retry_work, kprog_ib_conn_retry_work);
+	INIT_DELAYED_WORK(&conn->init_work, kprog_ib_conn_init_work);
 	kprog_ib_gauge_add(KPROG_IB_G_CONNS, 1);
 	return conn;
 }
@@ -494,7 +488,7 @@ static void kprog_ib_conn_free_res(struct kprog_ib_conn *conn)
 
 	if (conn->qp) {
 		kprog_ib_rndv_mr_free(conn);
-		rdma_destroy_qp(conn->cm_id);
+		ib_destroy_qp(conn->qp);
 		conn->qp = NULL;
 	}
 	if (conn->rx) {
@@ -563,25 +557,31 @@ static int kprog_ib_conn_rx_init(struct kprog_ib_conn *conn)
 }
 
 /*
- * The verbs objects of a connection whose id is bound to a device: PD,
- * CQ, QP, MR pool, receive buffers. Unwinds itself on failure.
+ * The verbs objects of a connection on @p: PD, CQ, QP (moved to INIT),
+ * MR pool, receive buffers. Unwinds itself on failure.
  */
 static int kprog_ib_conn_setup(struct kprog_ib_conn *conn,
-			       struct rdma_cm_id *id)
+			       const struct kprog_ib_port *p)
 {
-	struct ib_device *dev = id->device;
+	struct ib_device *dev = p->dev;
 	const struct ib_device_attr *a = &dev->attrs;
 	struct ib_qp_init_attr qa = {};
+	struct ib_qp_attr attr = {};
 	u32 sge_rd, read_wrs, sq;
+	struct ib_qp *qp;
 	int err;
 
 	if (!(a->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
 	    !a->max_fast_reg_page_list_len)
 		return -EOPNOTSUPP;
-	spin_lock_bh(&conn->lock);
 	conn->dev = dev;
-	conn->port_num = id->port_num;
-	spin_unlock_bh(&conn->lock);
+	conn->port_num = p->port;
+	conn->gid_index = p->gid_index;
+	conn->gid = p->gid;
+	conn->lid = p->lid;
+	conn->mtu = p->mtu;
+	conn->rd_atom = min3(a->max_qp_rd_atom, a->max_qp_init_rd_atom, 16);
+	conn->psn = get_random_u32() & 0xffffff;
 	conn->max_pages = min_t(u32, kprog_ib_reg_pages,
 				a->max_fast_reg_page_list_len);
 	sge_rd = max(1, min(a->max_sge_rd, a->max_send_sge));
@@ -590,7 +590,7 @@ static int kprog_ib_conn_setup(struct kprog_ib_conn *conn,
 	sq = kprog_ib_recv_bufs + 1 + kprog_ib_conn_mrs +
 	     kprog_ib_max_reads * read_wrs + 1;
 	if (sq + 3 * kprog_ib_max_reads > a->max_qp_wr ||
-	    kprog_ib_recv_bufs + 1 > a->max_qp_wr)
+	    kprog_ib_recv_bufs + 1 > a->max_qp_wr || !conn->rd_atom)
 		return -EINVAL;
 
 	conn->pd = ib_alloc_pd(dev, 0);
@@ -616,19 +616,28 @@ static int kprog_ib_conn_setup(struct kprog_ib_conn *conn,
 	qa.cap.max_rdma_ctxs = kprog_ib_max_reads;
 	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
 	qa.qp_type = IB_QPT_RC;
-	qa.port_num = id->port_num;
-	err = rdma_create_qp(id, conn->pd, &qa);
+	qa.port_num = p->port;
+	qp = ib_create_qp(conn->pd, &qa);
+	if (IS_ERR(qp)) {
+		err = PTR_ERR(qp);
+		goto err_free;
+	}
+	conn->qp = qp;
+	conn->qpn = qp->qp_num;
+	/* The peer READs this end's registrations; nothing else remote. */
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = p->port;
+	attr.qp_access_flags = IB_ACCESS_REMOTE_READ;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 	if (err)
 		goto err_free;
-	conn->qp = id->qp;
 	err = ib_mr_pool_init(conn->qp, &conn->mrs, kprog_ib_conn_mrs,
 			      IB_MR_TYPE_MEM_REG, conn->max_pages, 0);
 	if (err)
 		goto err_free;
-	/*
-	 * Before the first receive is posted: a message may come in before
-	 * this end sees the connection established.
-	 */
+	/* Before the first receive is posted: the peer may send at once. */
 	spin_lock_bh(&conn->lock);
 	kprog_ib_credits_init(&conn->cr, 0, kprog_ib_recv_bufs);
 	conn->sends_free = kprog_ib_recv_bufs + 1;
@@ -644,99 +653,159 @@ err_free:
 	return err;
 }
 
-static void kprog_ib_cm_data_fill(struct kprog_ib_cm_data *d)
+/* This end as the peer needs it (KPROG_NET_PREPARE). */
+static void kprog_ib_conn_describe(struct kprog_ib_conn *conn,
+				   struct kprog_net_qp *q)
 {
-	memset(d, 0, sizeof(*d));
-	d->magic = cpu_to_le32(KPROG_IB_CM_MAGIC);
-	d->version = KPROG_IB_WIRE_VERSION;
-	d->recv_bufs = cpu_to_le32(kprog_ib_recv_bufs);
-	d->max_msg = cpu_to_le32(KPROG_IB_EAGER_HDR + kprog_ib_eager_size);
+	memset(q, 0, sizeof(*q));
+	memcpy(q->gid, conn->gid.raw, sizeof(q->gid));
+	q->qpn = conn->qpn;
+	q->psn = conn->psn;
+	spin_lock_bh(&conn->lock);
+	q->remote_qpn = conn->state == KPROG_IB_CS_DEAD ? 0 : conn->remote_qpn;
+	spin_unlock_bh(&conn->lock);
+	q->recv_bufs = kprog_ib_recv_bufs;
+	q->max_msg = KPROG_IB_EAGER_HDR + kprog_ib_eager_size;
+	q->lid = conn->lid;
+	q->mtu = conn->mtu;
+	q->rd_atom = conn->rd_atom;
+	q->version = KPROG_NET_VERSION;
 }
 
 /*
- * The peer's connection datum: same wire version, receive buffers within
- * the module's limits, and messages of this node's largest size fit.
- * Returns its receive buffers, or 0 if it is unusable.
+ * A peer's end from user space (through the shim, from the other node):
+ * never trusted. Same version, a QPN and PSN of 24 bits, receive buffers
+ * within the module's limits, messages of this node's largest size fit,
+ * a real MTU and READ depth, a GID.
  */
-static u32 kprog_ib_cm_data_check(const void *data, u8 len, u32 *max_msg)
+static bool kprog_ib_net_qp_ok(const struct kprog_net_qp *q)
 {
-	const struct kprog_ib_cm_data *d = data;
-	u32 bufs;
-
-	if (!d || len < sizeof(*d) ||
-	    le32_to_cpu(d->magic) != KPROG_IB_CM_MAGIC ||
-	    d->version != KPROG_IB_WIRE_VERSION)
-		return 0;
-	bufs = le32_to_cpu(d->recv_bufs);
-	*max_msg = le32_to_cpu(d->max_msg);
-	if (bufs < 2 || bufs > 65535 ||
-	    *max_msg < KPROG_IB_EAGER_HDR + kprog_ib_eager_size)
-		return 0;
-	return bufs;
+	return q->version == KPROG_NET_VERSION &&
+	       q->qpn && q->qpn <= 0xffffff && q->psn <= 0xffffff &&
+	       q->remote_qpn <= 0xffffff &&
+	       q->recv_bufs >= 2 && q->recv_bufs <= 65535 &&
+	       q->max_msg >= KPROG_IB_EAGER_HDR + kprog_ib_eager_size &&
+	       q->mtu >= IB_MTU_256 && q->mtu <= IB_MTU_4096 &&
+	       q->rd_atom >= 1 && q->rd_atom <= 16 &&
+	       memchr_inv(q->gid, 0, sizeof(q->gid));
 }
 
-static void kprog_ib_conn_param(struct rdma_conn_param *p,
-				const struct ib_device *dev,
-				struct kprog_ib_cm_data *d)
-{
-	u8 rd = min3(dev->attrs.max_qp_rd_atom, dev->attrs.max_qp_init_rd_atom,
-		     16);
+/**
+ * struct kprog_ib_resolve - one rdma_resolve_ip() waited for
+ * @done: completed by its callback
+ * @status: its result
+ */
+struct kprog_ib_resolve {
+	struct completion done;
+	int status;
+};
 
-	memset(p, 0, sizeof(*p));
-	kprog_ib_cm_data_fill(d);
-	p->private_data = d;
-	p->private_data_len = sizeof(*d);
-	p->responder_resources = rd;
-	p->initiator_depth = rd;
-	p->flow_control = 1;
-	/*
-	 * Not 7: rxe (and the IB spec for rnr_retry) take 7 for "retry for
-	 * ever", and a node that vanished must fail the QP (retry exceeded)
-	 * so that its transfers end with an error.
-	 */
-	p->retry_count = 6;
-	p->rnr_retry_count = 7;
+static void kprog_ib_resolved(int status, struct sockaddr *src,
+			      struct rdma_dev_addr *addr, void *context)
+{
+	struct kprog_ib_resolve *r = context;
+
+	r->status = status;
+	complete(&r->done);
 }
 
-/* ROUTE_RESOLVED of an active connection: resources, then the request. */
-static int kprog_ib_conn_connect(struct kprog_ib_conn *conn,
-				 struct rdma_cm_id *id)
+/*
+ * RoCE: the destination MAC and hop limit of the peer's GID, from the
+ * route and neighbour of its IP address through the netdev of this end's
+ * GID (what ib_core does for a user-space modify_qp). May sleep.
+ */
+static int kprog_ib_resolve_dmac(struct kprog_ib_conn *conn,
+				 const union ib_gid *dgid, u8 *dmac, u8 *hop)
 {
-	struct kprog_ib_cm_data d;
-	struct rdma_conn_param p;
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in sin;
+		struct sockaddr_in6 sin6;
+	} src, dst;
+	const struct ib_gid_attr *sgid_attr;
+	struct rdma_dev_addr dev_addr = {};
+	struct kprog_ib_resolve r;
 	int err;
 
-	err = kprog_ib_conn_setup(conn, id);
+	sgid_attr = rdma_get_gid_attr(conn->dev, conn->port_num,
+				      conn->gid_index);
+	if (IS_ERR(sgid_attr))
+		return PTR_ERR(sgid_attr);
+	rdma_gid2ip(&src.sa, &sgid_attr->gid);
+	rdma_gid2ip(&dst.sa, dgid);
+	dev_addr.net = &init_net;
+	dev_addr.sgid_attr = sgid_attr;
+	init_completion(&r.done);
+	err = rdma_resolve_ip(&src.sa, &dst.sa, &dev_addr, KPROG_IB_RESOLVE_MS,
+			      kprog_ib_resolved, true, &r);
+	if (!err) {
+		wait_for_completion(&r.done);
+		err = r.status;
+	}
+	if (!err) {
+		memcpy(dmac, dev_addr.dst_dev_addr, ETH_ALEN);
+		*hop = dev_addr.hoplimit;
+	}
+	rdma_put_gid_attr(sgid_attr);
+	return err;
+}
+
+/*
+ * Under conn->qp_mutex, the QP in INIT: connect it to the peer's end @r
+ * (RTR, then RTS) and let messages flow.
+ */
+static int kprog_ib_conn_rtr_rts(struct kprog_ib_conn *conn,
+				 const struct kprog_net_qp *r)
+{
+	struct ib_qp_attr attr = {};
+	u8 rd = min(conn->rd_atom, r->rd_atom);
+	union ib_gid dgid;
+	u8 hop = 1;
+	int err;
+
+	memcpy(dgid.raw, r->gid, sizeof(dgid.raw));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = min_t(u8, conn->mtu, r->mtu);
+	attr.dest_qp_num = r->qpn;
+	attr.rq_psn = r->psn;
+	attr.max_dest_rd_atomic = rd;
+	attr.min_rnr_timer = KPROG_IB_MIN_RNR_TIMER;
+	attr.ah_attr.type = rdma_ah_find_type(conn->dev, conn->port_num);
+	rdma_ah_set_port_num(&attr.ah_attr, conn->port_num);
+	if (attr.ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
+		err = kprog_ib_resolve_dmac(conn, &dgid, attr.ah_attr.roce.dmac,
+					    &hop);
+		if (err)
+			return err == -ENODATA || err == -ETIMEDOUT ?
+			       -EHOSTUNREACH : err;
+		rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, conn->gid_index, hop,
+				0);
+	} else {
+		/* InfiniBand, one subnet: the LID routes. */
+		rdma_ah_set_dlid(&attr.ah_attr, r->lid);
+	}
+	err = ib_modify_qp(conn->qp, &attr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = KPROG_IB_ACK_TIMEOUT;
+	attr.retry_cnt = KPROG_IB_RETRY_CNT;
+	attr.rnr_retry = KPROG_IB_RNR_RETRY;
+	attr.sq_psn = conn->psn;
+	attr.max_rd_atomic = rd;
+	err = ib_modify_qp(conn->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			   IB_QP_MAX_QP_RD_ATOMIC);
 	if (err)
 		return err;
 	spin_lock_bh(&conn->lock);
-	if (conn->state == KPROG_IB_CS_DEAD) {
-		spin_unlock_bh(&conn->lock);
-		return 0;
-	}
-	conn->state = KPROG_IB_CS_CONNECTING;
-	spin_unlock_bh(&conn->lock);
-	kprog_ib_conn_param(&p, id->device, &d);
-	return rdma_connect_locked(id, &p);
-}
-
-static int kprog_ib_conn_established(struct kprog_ib_conn *conn,
-				     struct rdma_cm_event *ev)
-{
-	u32 bufs = 0, max_msg;
-
-	/* The passive end learnt the peer's buffers from the request. */
-	if (conn->active) {
-		bufs = kprog_ib_cm_data_check(ev->param.conn.private_data,
-					      ev->param.conn.private_data_len,
-					      &max_msg);
-		if (!bufs)
-			return -EPROTO;
-		conn->peer_max = max_msg;
-	}
-	spin_lock_bh(&conn->lock);
-	if (conn->state != KPROG_IB_CS_DEAD) {
-		conn->cr.avail += bufs;
+	if (conn->state == KPROG_IB_CS_INIT) {
+		conn->remote_qpn = r->qpn;
+		conn->peer_max = r->max_msg;
+		conn->cr.avail += r->recv_bufs;
 		conn->state = KPROG_IB_CS_CONNECTED;
 		kprog_ib_conn_flush(conn);
 	}
@@ -744,61 +813,10 @@ static int kprog_ib_conn_established(struct kprog_ib_conn *conn,
 	return 0;
 }
 
-static void kprog_ib_conn_rejected(struct kprog_ib_conn *conn,
-				   struct rdma_cm_id *id,
-				   struct rdma_cm_event *ev)
-{
-	const struct kprog_ib_cm_rej *r = NULL;
-	u8 len = 0;
-
-	if (ev->status == IB_CM_REJ_CONSUMER_DEFINED)
-		r = rdma_consumer_reject_data(id, ev, &len);
-	if (r && len >= sizeof(*r) &&
-	    le32_to_cpu(r->magic) == KPROG_IB_CM_MAGIC &&
-	    le32_to_cpu(r->reason) == KPROG_IB_REJ_RACE) {
-		/* The peer's own request wins: it will arrive here. */
-		spin_lock_bh(&conn->lock);
-		if (conn->state != KPROG_IB_CS_DEAD) {
-			conn->state = KPROG_IB_CS_WAIT_PEER;
-			kref_get(&conn->ref);
-			if (!queue_delayed_work(kprog_ib_cm_wq,
-						&conn->retry_work,
-						KPROG_IB_RACE_WAIT))
-				kref_put(&conn->ref, kprog_ib_conn_release);
-		}
-		spin_unlock_bh(&conn->lock);
-		return;
-	}
-	kprog_ib_conn_fail(conn, -ECONNREFUSED);
-}
-
-static void kprog_ib_conn_retry_work(struct work_struct *work)
-{
-	struct kprog_ib_conn *conn = container_of(to_delayed_work(work),
-						  struct kprog_ib_conn,
-						  retry_work);
-
-	spin_lock_bh(&conn->lock);
-	if (conn->state == KPROG_IB_CS_WAIT_PEER)
-		kprog_ib_conn_fail_locked(conn, -ETIMEDOUT);
-	spin_unlock_bh(&conn->lock);
-	kprog_ib_conn_put(conn);
-}
-
 static bool kprog_ib_addr_same(const struct kprog_ib_addr *a,
 			       const struct kprog_ib_addr *b)
 {
 	return a->family == b->family && !memcmp(a->addr, b->addr, 4);
-}
-
-static void kprog_ib_addr_from_sin(struct kprog_ib_addr *a,
-				   const struct sockaddr *sa)
-{
-	const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
-
-	memset(a, 0, sizeof(*a));
-	a->family = AF_INET;
-	memcpy(a->addr, &sin->sin_addr.s_addr, 4);
 }
 
 /* Under the list lock: the node's listed connection, if it lives. */
@@ -813,259 +831,302 @@ static struct kprog_ib_conn *kprog_ib_conn_find(const struct kprog_ib_addr *a)
 	return NULL;
 }
 
-static void kprog_ib_cm_reject(struct rdma_cm_id *id, u32 reason)
+/* A connection never listed: free what it made. */
+static void kprog_ib_conn_discard(struct kprog_ib_conn *conn)
 {
-	struct kprog_ib_cm_rej r = {
-		.magic = cpu_to_le32(KPROG_IB_CM_MAGIC),
-		.reason = cpu_to_le32(reason),
-	};
-
-	rdma_reject(id, &r, sizeof(r), IB_CM_REJ_CONSUMER_DEFINED);
-}
-
-/*
- * Under the list lock and @old's lock: @conn, not yet visible, takes over
- * what @old queued while it was being made; @old dies quietly.
- */
-static void kprog_ib_conn_supersede(struct kprog_ib_conn *conn,
-				    struct kprog_ib_conn *old)
-{
-	struct kprog_ib_tx *tx;
-
-	list_splice_tail_init(&old->backlog, &conn->backlog);
-	list_for_each_entry(tx, &old->txs, cnode) {
-		kref_get(&conn->ref);
-		tx->conn = conn;
-		/* @old's reference is dropped by its teardown below. */
-		kref_put(&old->ref, kprog_ib_conn_release);
-	}
-	list_splice_tail_init(&old->txs, &conn->txs);
-	old->listed = false;
-	old->notify = false;
-	kprog_ib_conn_fail_locked(old, -ECONNABORTED);
-}
-
-/*
- * CONNECT_REQUEST on the listener: a new passive connection. Returns
- * non-zero to have rdma_cm destroy @id (after a refusal).
- */
-static int kprog_ib_conn_accept(struct rdma_cm_id *id,
-				struct rdma_cm_event *ev)
-{
-	struct kprog_ib_conn *conn, *old = NULL;
-	struct kprog_ib_addr peer, self;
-	struct kprog_ib_cm_data d;
-	struct rdma_conn_param p;
-	u32 bufs, max_msg, reason = KPROG_IB_REJ_REFUSED;
-	int err;
-
-	bufs = kprog_ib_cm_data_check(ev->param.conn.private_data,
-				      ev->param.conn.private_data_len,
-				      &max_msg);
-	if (!bufs || id->route.addr.dst_addr.ss_family != AF_INET)
-		goto reject;
-	kprog_ib_addr_from_sin(&peer, (struct sockaddr *)&id->route.addr.dst_addr);
-	kprog_ib_addr_from_sin(&self, (struct sockaddr *)&id->route.addr.src_addr);
-	conn = kprog_ib_conn_alloc(&peer);
 	if (!conn)
-		goto reject;
-	conn->loopback = kprog_ib_addr_same(&peer, &self);
+		return;
+	kprog_ib_conn_free_res(conn);
+	kprog_ib_conn_put(conn);
+}
+
+/*
+ * List @conns (@n of them, made and set up, one node's ends) unless the
+ * node got a listed connection meanwhile or max_conns would be passed;
+ * @conns[0] is listed. Returns the node's connection, referenced: @conns[0]
+ * or the one found (the caller discards its own), or an ERR_PTR.
+ */
+static struct kprog_ib_conn *kprog_ib_conn_add(struct kprog_ib_conn **conns,
+					       int n)
+{
+	struct kprog_ib_conn *conn;
+	int i;
 
 	spin_lock_bh(&kprog_ib_conns_lock);
-	if (kprog_ib_nr_conns >= kprog_ib_max_conns)
-		goto reject_unlock;
-	if (!conn->loopback)
-		old = kprog_ib_conn_find(&peer);
-	if (old) {
-		spin_lock(&old->lock);
-		if (old->active && old->state != KPROG_IB_CS_CONNECTED &&
-		    old->state != KPROG_IB_CS_WAIT_PEER &&
-		    memcmp(self.addr, peer.addr, 4) < 0) {
-			/* Simultaneous connects: the lower address's wins. */
-			spin_unlock(&old->lock);
-			reason = KPROG_IB_REJ_RACE;
-			goto reject_unlock;
-		}
-		if (old->state != KPROG_IB_CS_CONNECTED) {
-			kprog_ib_conn_supersede(conn, old);
-		} else {
-			/* The peer lost its end: this one replaces it. */
-			old->listed = false;
-			kprog_ib_conn_fail_locked(old, -ECONNRESET);
-		}
-		spin_unlock(&old->lock);
+	conn = kprog_ib_conn_find(&conns[0]->peer);
+	if (conn || kprog_ib_nr_conns + n > kprog_ib_max_conns) {
+		if (conn)
+			kref_get(&conn->ref);
+		spin_unlock_bh(&kprog_ib_conns_lock);
+		return conn ?: ERR_PTR(-ENOBUFS);
 	}
-	/* The passive end of a loopback only answers: not listed. */
-	conn->listed = !conn->loopback;
-	conn->notify = !conn->loopback;
-	conn->state = KPROG_IB_CS_CONNECTING;
-	conn->cm_id = id;
-	id->context = conn;
-	list_add_tail(&conn->lnode, &kprog_ib_conns);
-	kprog_ib_nr_conns++;
-	spin_unlock_bh(&kprog_ib_conns_lock);
-
-	conn->peer_max = max_msg;
-	err = kprog_ib_conn_setup(conn, id);
-	if (!err) {
-		spin_lock_bh(&conn->lock);
-		conn->cr.avail = bufs;
-		spin_unlock_bh(&conn->lock);
-		kprog_ib_conn_param(&p, id->device, &d);
-		p.responder_resources = min(p.responder_resources,
-					    ev->param.conn.initiator_depth);
-		p.initiator_depth = min(p.initiator_depth,
-					ev->param.conn.responder_resources);
-		err = rdma_accept(id, &p);
-		if (!err)
-			return 0;
-		kprog_ib_conn_free_res(conn);
+	for (i = 0; i < n; i++) {
+		conns[i]->notify = !i;
+		list_add_tail(&conns[i]->lnode, &kprog_ib_conns);
+		kprog_ib_nr_conns++;
 	}
-	/* rdma_cm destroys the id when this returns non-zero. */
-	conn->cm_id = NULL;
-	kprog_ib_conn_fail(conn, err);
-	kprog_ib_cm_reject(id, KPROG_IB_REJ_REFUSED);
-	return 1;
-
-reject_unlock:
+	conns[0]->listed = true;
+	kref_get(&conns[0]->ref);	/* the caller's */
 	spin_unlock_bh(&kprog_ib_conns_lock);
-	kprog_ib_conn_put(conn);
-reject:
-	kprog_ib_cm_reject(id, reason);
-	return 1;
+	/* A device removed meanwhile missed these: fail them here. */
+	if (!kprog_ib_dev_present(conns[0]->dev))
+		for (i = 0; i < n; i++)
+			kprog_ib_conn_fail(conns[i], -ENODEV);
+	return conns[0];
 }
 
-static int kprog_ib_cm_handler(struct rdma_cm_id *id,
-			       struct rdma_cm_event *ev)
+/*
+ * The loopback of KPROG_JOIN_NET_ONLY: two QPs on this node's port
+ * connected to each other. Process context.
+ */
+static struct kprog_ib_conn *kprog_ib_loop_make(const struct kprog_ib_addr *a)
 {
-	struct kprog_ib_conn *conn = id->context;
-	int err = 0;
+	struct kprog_ib_conn *c[2] = {}, *conn;
+	struct kprog_net_qp q[2];
+	struct kprog_ib_port p;
+	int err, i;
 
-	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-		return kprog_ib_conn_accept(id, ev);
-	/* The listener; or a connection whose teardown has begun. */
-	if (!conn || !kprog_ib_conn_alive(conn))
-		return 0;
-	switch (ev->event) {
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		err = rdma_resolve_route(id, KPROG_IB_CM_TIMEOUT_MS);
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		err = kprog_ib_conn_connect(conn, id);
-		break;
-	case RDMA_CM_EVENT_ESTABLISHED:
-		err = kprog_ib_conn_established(conn, ev);
-		break;
-	case RDMA_CM_EVENT_REJECTED:
-		kprog_ib_conn_rejected(conn, id, ev);
-		break;
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-	case RDMA_CM_EVENT_UNREACHABLE:
-		err = -EHOSTUNREACH;
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		err = -ECONNRESET;
-		break;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		err = -ENODEV;
-		break;
-	default:
-		break;
+	err = kprog_ib_port_get(&p);
+	if (err)
+		return ERR_PTR(err);
+	for (i = 0; i < 2; i++) {
+		err = -ENOMEM;
+		c[i] = kprog_ib_conn_alloc(a);
+		if (!c[i])
+			goto err;
+		c[i]->loopback = true;
+		err = kprog_ib_conn_setup(c[i], &p);
+		if (err)
+			goto err;
+		kprog_ib_conn_describe(c[i], &q[i]);
 	}
+	for (i = 0; i < 2; i++) {
+		err = kprog_ib_conn_rtr_rts(c[i], &q[!i]);
+		if (err)
+			goto err;
+	}
+	/* Each keeps its twin until its teardown, which takes the twin down. */
+	kref_get(&c[1]->ref);
+	c[0]->twin = c[1];
+	kref_get(&c[0]->ref);
+	c[1]->twin = c[0];
+	conn = kprog_ib_conn_add(c, 2);
+	if (conn != c[0]) {
+		for (i = 0; i < 2; i++) {
+			kprog_ib_conn_put(c[i]->twin);
+			c[i]->twin = NULL;
+			kprog_ib_conn_discard(c[i]);
+		}
+	}
+	kprog_ib_port_put(&p);
+	return conn;
+
+err:
+	for (i = 0; i < 2; i++)
+		kprog_ib_conn_discard(c[i]);
+	kprog_ib_port_put(&p);
+	return ERR_PTR(err);
+}
+
+/* A node's end in INIT, listed (or the one that appeared meanwhile). */
+static struct kprog_ib_conn *kprog_ib_conn_make(const struct kprog_ib_addr *a)
+{
+	struct kprog_ib_conn *conn, *new;
+	struct kprog_ib_port p;
+	int err;
+
+	err = kprog_ib_port_get(&p);
+	if (err)
+		return ERR_PTR(err);
+	new = kprog_ib_conn_alloc(a);
+	err = -ENOMEM;
+	if (new)
+		err = kprog_ib_conn_setup(new, &p);
 	if (err) {
-		pr_debug("kprog_ib: connection to %pI4: %s: %d\n",
-			 conn->peer.addr, rdma_event_msg(ev->event), err);
-		kprog_ib_conn_fail(conn, err);
+		kprog_ib_port_put(&p);
+		kprog_ib_conn_discard(new);
+		return ERR_PTR(err);
 	}
-	return 0;
+	conn = kprog_ib_conn_add(&new, 1);
+	if (conn != new) {
+		kprog_ib_conn_discard(new);
+	} else {
+		kref_get(&new->ref);	/* the timer's */
+		queue_delayed_work(kprog_ib_cm_wq, &new->init_work,
+				   KPROG_IB_INIT_TIMEOUT);
+	}
+	kprog_ib_port_put(&p);
+	return conn;
 }
 
-/* An active connection's first steps; the handler does the rest. */
-static int kprog_ib_conn_start(struct kprog_ib_conn *conn, u16 port)
+static void kprog_ib_conn_init_work(struct work_struct *work)
 {
-	struct sockaddr_in dst = { .sin_family = AF_INET }, src;
-	struct kprog_node_addr self;
-	struct rdma_cm_id *id;
-	bool bind;
+	struct kprog_ib_conn *conn = container_of(to_delayed_work(work),
+						  struct kprog_ib_conn,
+						  init_work);
 
-	id = rdma_create_id(&init_net, kprog_ib_cm_handler, conn,
-			    RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id))
-		return PTR_ERR(id);
-	conn->cm_id = id;
-	dst.sin_port = htons(port);
-	memcpy(&dst.sin_addr.s_addr, conn->peer.addr, 4);
-	/* From this node's address, which is what the peer checks. */
-	bind = !kprog_ib_local_addr(&self) && self.family == AF_INET;
-	if (bind) {
-		memset(&src, 0, sizeof(src));
-		src.sin_family = AF_INET;
-		memcpy(&src.sin_addr.s_addr, self.addr, 4);
+	spin_lock_bh(&conn->lock);
+	if (conn->state == KPROG_IB_CS_INIT) {
+		/* No job used it: nobody to tell. */
+		conn->notify = false;
+		kprog_ib_conn_fail_locked(conn, -ETIMEDOUT);
 	}
-	return rdma_resolve_addr(id, bind ? (struct sockaddr *)&src : NULL,
-				 (struct sockaddr *)&dst,
-				 KPROG_IB_CM_TIMEOUT_MS);
+	spin_unlock_bh(&conn->lock);
+	kprog_ib_conn_put(conn);
+}
+
+/* The node's listed connection, referenced, or NULL. */
+static struct kprog_ib_conn *kprog_ib_conn_lookup(const struct kprog_ib_addr *a)
+{
+	struct kprog_ib_conn *conn;
+
+	spin_lock_bh(&kprog_ib_conns_lock);
+	conn = kprog_ib_conn_find(a);
+	if (conn)
+		kref_get(&conn->ref);
+	spin_unlock_bh(&kprog_ib_conns_lock);
+	return conn;
 }
 
 /**
  * kprog_ib_conn_get() - the connection to a node, referenced
- * @na: the node's address from a job's node map (port 0: the default)
- * @create: connect if there is none
+ * @na: the node's address from a job's node map
+ * @create: for this node's own address, connect the loopback if there is
+ *	none (other nodes are connected by KPROG_IOC_NET_CONN only)
  *
  * Process context (connecting may sleep).
  *
- * Return: the connection (perhaps still being made), NULL when there is
- * none and @create is false, or an ERR_PTR (-EAFNOSUPPORT: not IPv4,
- * -ENOBUFS: max_conns reached, -ENOMEM, or the error of the first step).
+ * Return: the connection, NULL when there is none and @create is false,
+ * or an ERR_PTR: -EAFNOSUPPORT (not IPv4), -ENOTCONN (another node not
+ * connected, or not yet), -ENOBUFS (max_conns), -ENOMEM, -ENODEV, or the
+ * error of connecting the loopback.
  */
 struct kprog_ib_conn *kprog_ib_conn_get(const struct kprog_node_addr *na,
 					bool create)
 {
-	struct kprog_ib_conn *conn, *new;
+	struct kprog_ib_conn *conn;
 	struct kprog_ib_addr a;
-	int err;
 
 	if (na->family != AF_INET)
 		return ERR_PTR(-EAFNOSUPPORT);
 	kprog_ib_addr_from_node(&a, na);
-	spin_lock_bh(&kprog_ib_conns_lock);
-	conn = kprog_ib_conn_find(&a);
-	if (conn)
-		kref_get(&conn->ref);
-	spin_unlock_bh(&kprog_ib_conns_lock);
+	conn = kprog_ib_conn_lookup(&a);
+	/*
+	 * An end still in INIT belongs to an exchange under way: a job that
+	 * runs already lost that node with its previous connection.
+	 */
+	if (conn && !conn->loopback &&
+	    READ_ONCE(conn->state) != KPROG_IB_CS_CONNECTED) {
+		kprog_ib_conn_put(conn);
+		return create ? ERR_PTR(-ENOTCONN) : NULL;
+	}
 	if (conn || !create)
 		return conn;
+	if (!kprog_ib_addr_is_local(&a))
+		return ERR_PTR(-ENOTCONN);
+	return kprog_ib_loop_make(&a);
+}
 
-	new = kprog_ib_conn_alloc(&a);
-	if (!new)
-		return ERR_PTR(-ENOMEM);
-	new->active = true;
-	spin_lock_bh(&kprog_ib_conns_lock);
-	conn = kprog_ib_conn_find(&a);
-	if (conn || kprog_ib_nr_conns >= kprog_ib_max_conns) {
-		if (conn)
-			kref_get(&conn->ref);
-		spin_unlock_bh(&kprog_ib_conns_lock);
-		kprog_ib_conn_put(new);
-		return conn ?: ERR_PTR(-ENOBUFS);
-	}
-	new->listed = true;
-	new->notify = true;
-	list_add_tail(&new->lnode, &kprog_ib_conns);
-	kprog_ib_nr_conns++;
-	kref_get(&new->ref);	/* the caller's */
-	spin_unlock_bh(&kprog_ib_conns_lock);
+/*
+ * KPROG_NET_CONNECT: apply the pair rule to this end and the peer's
+ * report @r; @mine is what PREPARE reported here.
+ */
+static int kprog_ib_net_connect(const struct kprog_ib_addr *a,
+				const struct kprog_net_qp *mine,
+				const struct kprog_net_qp *r, u32 *status)
+{
+	struct kprog_ib_conn *conn;
+	enum kprog_ib_pair_step step;
+	u32 qpn = 0, remote = 0;
+	int err = 0;
 
-	err = kprog_ib_conn_start(new, na->port ? ntohs(na->port) :
-				  kprog_ib_port);
-	if (err) {
-		kprog_ib_conn_fail(new, err);
-		kprog_ib_conn_put(new);
-		return ERR_PTR(err);
+	*status = KPROG_NET_AGAIN;
+	if (!kprog_ib_net_qp_ok(r))
+		return -EINVAL;
+	conn = kprog_ib_conn_lookup(a);
+	if (!conn)
+		return 0;
+	/*
+	 * RoCE routes by the GID's address: it must be the node's name, or
+	 * messages from elsewhere would pass for that node's.
+	 */
+	if (rdma_protocol_roce(conn->dev, conn->port_num) &&
+	    (!ipv6_addr_v4mapped((const struct in6_addr *)r->gid) ||
+	     memcmp(&r->gid[12], a->addr, 4))) {
+		kprog_ib_conn_put(conn);
+		return -EINVAL;
 	}
-	return new;
+	mutex_lock(&conn->qp_mutex);
+	spin_lock_bh(&conn->lock);
+	if (conn->state != KPROG_IB_CS_DEAD) {
+		qpn = conn->qpn;
+		remote = conn->remote_qpn;
+	}
+	spin_unlock_bh(&conn->lock);
+	step = kprog_ib_pair_step(qpn, mine->qpn, remote, r->qpn,
+				  r->remote_qpn);
+	switch (step) {
+	case KPROG_IB_PAIR_READY:
+		*status = KPROG_NET_CONNECTED;
+		break;
+	case KPROG_IB_PAIR_CONNECT:
+		err = kprog_ib_conn_rtr_rts(conn, r);
+		if (err)
+			kprog_ib_conn_fail(conn, err);
+		else
+			*status = KPROG_NET_CONNECTED;
+		break;
+	case KPROG_IB_PAIR_RESET:
+		pr_debug("kprog_ib: %pI4: QP %u is connected to %u, the peer reports %u: dropped\n",
+			 a->addr, qpn, remote, r->qpn);
+		kprog_ib_conn_fail(conn, -ECONNRESET);
+		break;
+	default:
+		break;
+	}
+	mutex_unlock(&conn->qp_mutex);
+	kprog_ib_conn_put(conn);
+	return err;
+}
+
+/**
+ * kprog_ib_net_conn() - KPROG_IOC_NET_CONN (the transport's net_conn)
+ * @c: the request, copied from user space; filled for the answer
+ *
+ * Process context.
+ *
+ * Return: 0 or a negative errno (see include/uapi/linux/kprog.h).
+ */
+int kprog_ib_net_conn(struct kprog_net_conn *c)
+{
+	struct kprog_ib_conn *conn;
+	struct kprog_ib_addr a;
+	u32 status;
+	int err;
+
+	if (c->peer.family != AF_INET)
+		return -EINVAL;
+	kprog_ib_addr_from_node(&a, &c->peer);
+	if (kprog_ib_addr_is_local(&a))
+		return -EINVAL;
+	switch (c->op) {
+	case KPROG_NET_PREPARE:
+		conn = kprog_ib_conn_lookup(&a);
+		if (!conn)
+			conn = kprog_ib_conn_make(&a);
+		if (IS_ERR(conn))
+			return PTR_ERR(conn);
+		kprog_ib_conn_describe(conn, &c->local);
+		kprog_ib_conn_put(conn);
+		c->status = 0;
+		return 0;
+	case KPROG_NET_CONNECT:
+		err = kprog_ib_net_connect(&a, &c->local, &c->remote, &status);
+		c->status = status;
+		return err;
+	default:
+		return -EINVAL;
+	}
 }
 
 static void kprog_ib_conn_dead_work(struct work_struct *work)
@@ -1075,28 +1136,24 @@ static void kprog_ib_conn_dead_work(struct work_struct *work)
 	struct kprog_ib_out *out, *tmp;
 	LIST_HEAD(backlog);
 
-	pr_debug("kprog_ib: connection to %pI4 (%s) down: %d\n",
-		 conn->peer.addr, conn->active ? "active" : "passive",
-		 conn->err);
+	pr_debug("kprog_ib: connection to %pI4 (QP %u%s) down: %d\n",
+		 conn->peer.addr, conn->qpn,
+		 conn->loopback ? ", loopback" : "", conn->err);
 	spin_lock_bh(&kprog_ib_conns_lock);
 	conn->listed = false;
 	spin_unlock_bh(&kprog_ib_conns_lock);
 	/*
-	 * A handler of the id that began before the connection died ends
-	 * first (what it made is freed below); later ones see it dead.
+	 * A KPROG_NET_CONNECT that began before it died ends first; no
+	 * completion after the drain: every posted request was flushed.
 	 */
-	if (conn->cm_id) {
-		rdma_lock_handler(conn->cm_id);
-		rdma_unlock_handler(conn->cm_id);
-	}
-	/* No completion after this; every posted request was flushed. */
-	if (conn->qp) {
-		rdma_disconnect(conn->cm_id);
+	mutex_lock(&conn->qp_mutex);
+	if (conn->qp)
 		ib_drain_qp(conn->qp);
-	}
+	mutex_unlock(&conn->qp_mutex);
 	/* Transfer workers see the state and stop touching it. */
 	flush_workqueue(kprog_ib_wq);
-	cancel_delayed_work_sync(&conn->retry_work);
+	if (cancel_delayed_work_sync(&conn->init_work))
+		kprog_ib_conn_put(conn);	/* the timer's */
 
 	spin_lock_bh(&conn->lock);
 	list_splice_init(&conn->backlog, &backlog);
@@ -1110,10 +1167,15 @@ static void kprog_ib_conn_dead_work(struct work_struct *work)
 	if (conn->notify)
 		kprog_ib_node_lost(conn);
 
+	mutex_lock(&conn->qp_mutex);
 	kprog_ib_conn_free_res(conn);
-	if (conn->cm_id)
-		rdma_destroy_id(conn->cm_id);
-	conn->cm_id = NULL;
+	mutex_unlock(&conn->qp_mutex);
+	/* A loopback's ends live and die together. */
+	if (conn->twin) {
+		kprog_ib_conn_fail(conn->twin, -ECONNRESET);
+		kprog_ib_conn_put(conn->twin);
+		conn->twin = NULL;
+	}
 
 	spin_lock_bh(&kprog_ib_conns_lock);
 	list_del_init(&conn->lnode);
@@ -1157,8 +1219,8 @@ void kprog_ib_conn_show(struct seq_file *m)
 	spin_lock_bh(&kprog_ib_conns_lock);
 	list_for_each_entry(conn, &kprog_ib_conns, lnode) {
 		spin_lock(&conn->lock);
-		seq_printf(m, "conn %pI4 %s%s%s state %u credits %u inflight %u owed %u sends_free %u reads_free %u mrs_out %u\n",
-			   conn->peer.addr, conn->active ? "active" : "passive",
+		seq_printf(m, "conn %pI4 qp %u remote %u%s%s state %u credits %u inflight %u owed %u sends_free %u reads_free %u mrs_out %u\n",
+			   conn->peer.addr, conn->qpn, conn->remote_qpn,
 			   conn->listed ? " listed" : "",
 			   conn->loopback ? " loopback" : "", conn->state,
 			   conn->cr.avail, conn->cr.inflight, conn->cr.owed,
@@ -1169,53 +1231,25 @@ void kprog_ib_conn_show(struct seq_file *m)
 }
 
 /**
- * kprog_ib_conn_init() - workqueues and the listener
+ * kprog_ib_conn_init() - the workqueues
  *
- * Return: 0 or a negative errno.
+ * Return: 0 or -ENOMEM.
  */
 int kprog_ib_conn_init(void)
 {
-	struct sockaddr_in any = {
-		.sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(INADDR_ANY),
-		.sin_port = htons(kprog_ib_port),
-	};
-	struct rdma_cm_id *id;
-	int err = -ENOMEM;
-
 	kprog_ib_wq = alloc_workqueue("kprog_ib", WQ_UNBOUND, 0);
 	if (!kprog_ib_wq)
 		return -ENOMEM;
 	kprog_ib_cm_wq = alloc_workqueue("kprog_ib_cm", WQ_UNBOUND, 0);
-	if (!kprog_ib_cm_wq)
-		goto err_wq;
-	id = rdma_create_id(&init_net, kprog_ib_cm_handler, NULL, RDMA_PS_TCP,
-			    IB_QPT_RC);
-	if (IS_ERR(id)) {
-		err = PTR_ERR(id);
-		goto err_cm_wq;
+	if (!kprog_ib_cm_wq) {
+		destroy_workqueue(kprog_ib_wq);
+		return -ENOMEM;
 	}
-	err = rdma_bind_addr(id, (struct sockaddr *)&any);
-	if (!err)
-		err = rdma_listen(id, 128);
-	if (err) {
-		pr_err("kprog_ib: cannot listen on port %u: %d\n",
-		       kprog_ib_port, err);
-		rdma_destroy_id(id);
-		goto err_cm_wq;
-	}
-	kprog_ib_listen_id = id;
 	return 0;
-
-err_cm_wq:
-	destroy_workqueue(kprog_ib_cm_wq);
-err_wq:
-	destroy_workqueue(kprog_ib_wq);
-	return err;
 }
 
 /**
- * kprog_ib_conn_exit() - stop listening, tear down every connection
+ * kprog_ib_conn_exit() - tear down every connection
  *
  * No job uses the transport any more (each holds the module).
  */
@@ -1223,7 +1257,6 @@ void kprog_ib_conn_exit(void)
 {
 	struct kprog_ib_conn *conn;
 
-	rdma_destroy_id(kprog_ib_listen_id);
 	for (;;) {
 		spin_lock_bh(&kprog_ib_conns_lock);
 		list_for_each_entry(conn, &kprog_ib_conns, lnode)

@@ -6,16 +6,20 @@
  * A device is usable when it has kernel verbs (ib_core only offers those
  * to clients), supports fast registration (IB_DEVICE_MEM_MGT_EXTENSIONS:
  * IB_WR_REG_MR and remote invalidation) and has a port with a connection
- * manager (IB/RoCE or iWARP). While at least one is, the transport is the
+ * manager (IB/RoCE). While at least one is, the transport is the
  * core's network transport (kprog_xport_set_net()); when the last one is
  * removed it stops being one (new remote sends fail with EHOSTUNREACH),
  * and before the removal returns every connection on the device is torn
  * down: their transfers fail, nothing stays registered or pinned.
  *
- * This node's address (GET_INFO's node_addr): the module parameter
- * node_addr if set, else the IPv4 address of the first IPv4-mapped GID
- * (RoCE) outside 127.0.0.0/8 (which rdma_cm cannot connect) of the first
- * active port of the first usable device, with the module's port.
+ * This node's port and address. Connections use one port: the first
+ * active RoCE port (of the first usable device) with a RoCE v2 GID
+ * holding an IPv4 address, that address being the node's name (GET_INFO's
+ * node_addr, by which the shim's node map names the node); with the
+ * module parameter node_addr, the port whose GID holds that address, or
+ * else the first active InfiniBand port (GID 0 and its LID; node_addr is
+ * then only the node's name, e.g. its IPoIB address). 127.0.0.0/8 works
+ * like any other address: nothing here resolves it with rdma_cm.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -23,7 +27,6 @@
 #include <linux/inet.h>
 #include <linux/in.h>
 #include <linux/socket.h>
-#include <net/route.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include "kprog.h"
@@ -62,7 +65,7 @@ static bool kprog_ib_dev_usable(struct ib_device *ib)
 	    !ib->attrs.max_fast_reg_page_list_len)
 		return false;
 	rdma_for_each_port(ib, port)
-		if (rdma_cap_ib_cm(ib, port) || rdma_cap_iw_cm(ib, port))
+		if (rdma_protocol_ib(ib, port) || rdma_protocol_roce(ib, port))
 			return true;
 	return false;
 }
@@ -102,94 +105,169 @@ static void kprog_ib_remove_one(struct ib_device *ib, void *data)
 	kfree(d);
 }
 
-/* The IPv4 address of an active port's first IPv4-mapped GID. */
-static bool kprog_ib_port_addr(struct ib_device *ib, u32 port, u8 *addr)
+/*
+ * Whether @port of @ib can carry this node's connections, and with which
+ * GID: RoCE, a v2 GID holding an IPv4 address (@want if given);
+ * InfiniBand, GID 0 when @want is given. Fills @p (no device reference).
+ */
+static bool kprog_ib_port_pick(struct ib_device *ib, u32 port,
+			       const u8 *want, struct kprog_ib_port *p)
 {
+	const struct ib_gid_attr *ga;
 	struct ib_port_attr pa;
-	union ib_gid gid;
+	bool found = false;
 	int i;
 
-	if (!rdma_cap_ib_cm(ib, port) && !rdma_cap_iw_cm(ib, port))
-		return false;
 	if (ib_query_port(ib, port, &pa) || pa.state != IB_PORT_ACTIVE)
 		return false;
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		if (rdma_query_gid(ib, port, i, &gid))
-			continue;
-		/*
-		 * rdma_cm takes any 127.0.0.0/8 address for "this host, any
-		 * device" (cma_any_addr()), binds it to no netdev and then
-		 * cannot resolve a RoCE route (ENODEV); it also drops
-		 * requests from such an address: never use one.
-		 */
-		if (ipv6_addr_v4mapped((struct in6_addr *)gid.raw) &&
-		    !ipv4_is_loopback(*(__be32 *)&gid.raw[12])) {
-			memcpy(addr, &gid.raw[12], 4);
-			return true;
+	if (rdma_protocol_ib(ib, port)) {
+		if (!want)
+			return false;
+		ga = rdma_get_gid_attr(ib, port, 0);
+		if (IS_ERR(ga))
+			return false;
+		p->gid = ga->gid;
+		rdma_put_gid_attr(ga);
+		p->gid_index = 0;
+		found = true;
+	} else if (rdma_protocol_roce(ib, port)) {
+		for (i = 0; i < pa.gid_tbl_len && !found; i++) {
+			ga = rdma_get_gid_attr(ib, port, i);
+			if (IS_ERR(ga))
+				continue;
+			found = ga->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+				ipv6_addr_v4mapped((struct in6_addr *)ga->gid.raw) &&
+				(!want || !memcmp(want, &ga->gid.raw[12], 4));
+			if (found) {
+				p->gid = ga->gid;
+				p->gid_index = i;
+			}
+			rdma_put_gid_attr(ga);
 		}
 	}
+	if (!found)
+		return false;
+	p->dev = ib;
+	p->port = port;
+	p->lid = pa.lid;
+	p->mtu = pa.active_mtu;
+	return true;
+}
+
+/* Under the device mutex: this node's port, no device reference. */
+static bool kprog_ib_port_find(struct kprog_ib_port *p)
+{
+	const u8 *want = kprog_ib_fixed ? kprog_ib_fixed_addr.addr : NULL;
+	struct kprog_ib_dev *d;
+	u32 port;
+
+	list_for_each_entry(d, &kprog_ib_devs, node)
+		rdma_for_each_port(d->ib, port)
+			if (kprog_ib_port_pick(d->ib, port, want, p))
+				return true;
 	return false;
 }
 
 /**
- * kprog_ib_local_addr() - where other nodes reach this node
- * @addr: filled: AF_INET, the address, the module's port
+ * kprog_ib_port_get() - the port this node's connections use
+ * @p: filled; its device referenced until kprog_ib_port_put()
  *
- * The transport's &kprog_transport.local_addr. Process context.
+ * Process context.
  *
- * Return: 0, or -ENODEV when no active port has an IPv4 GID and the
- * module parameter node_addr is not set.
+ * Return: 0, or -ENODEV when no usable port has the node's address.
  */
-int kprog_ib_local_addr(struct kprog_node_addr *addr)
+int kprog_ib_port_get(struct kprog_ib_port *p)
+{
+	int err = -ENODEV;
+
+	memset(p, 0, sizeof(*p));
+	mutex_lock(&kprog_ib_dev_mutex);
+	if (kprog_ib_port_find(p) && ib_device_try_get(p->dev))
+		err = 0;
+	mutex_unlock(&kprog_ib_dev_mutex);
+	if (err)
+		p->dev = NULL;
+	return err;
+}
+
+/**
+ * kprog_ib_port_put() - drop the device reference of kprog_ib_port_get()
+ * @p: the port
+ */
+void kprog_ib_port_put(struct kprog_ib_port *p)
+{
+	if (p->dev)
+		ib_device_put(p->dev);
+	p->dev = NULL;
+}
+
+/**
+ * kprog_ib_dev_present() - is a device still in use by the transport?
+ * @dev: the device
+ *
+ * A connection listed after this returned true is torn down by the
+ * device's removal, which takes the device off the list first.
+ *
+ * Return: false once its removal began.
+ */
+bool kprog_ib_dev_present(struct ib_device *dev)
 {
 	struct kprog_ib_dev *d;
 	bool found = false;
-	u32 port;
 
-	if (kprog_ib_fixed) {
-		*addr = kprog_ib_fixed_addr;
-		return 0;
-	}
+	mutex_lock(&kprog_ib_dev_mutex);
+	list_for_each_entry(d, &kprog_ib_devs, node)
+		found |= d->ib == dev;
+	mutex_unlock(&kprog_ib_dev_mutex);
+	return found;
+}
+
+/**
+ * kprog_ib_local_addr() - the name other nodes know this node by
+ * @addr: filled: AF_INET, the address, port 0
+ *
+ * The transport's &kprog_transport.local_addr. Process context.
+ *
+ * Return: 0, or -ENODEV when no usable port has the node's address.
+ */
+int kprog_ib_local_addr(struct kprog_node_addr *addr)
+{
+	struct kprog_ib_port p;
+	bool found;
+
 	memset(addr, 0, sizeof(*addr));
 	mutex_lock(&kprog_ib_dev_mutex);
-	list_for_each_entry(d, &kprog_ib_devs, node) {
-		rdma_for_each_port(d->ib, port) {
-			found = kprog_ib_port_addr(d->ib, port, addr->addr);
-			if (found)
-				break;
-		}
-		if (found)
-			break;
-	}
+	found = kprog_ib_port_find(&p);
 	mutex_unlock(&kprog_ib_dev_mutex);
 	if (!found)
 		return -ENODEV;
 	addr->family = AF_INET;
-	addr->port = htons(kprog_ib_port);
+	if (kprog_ib_fixed)
+		memcpy(addr->addr, kprog_ib_fixed_addr.addr, 4);
+	else
+		memcpy(addr->addr, &p.gid.raw[12], 4);
 	return 0;
 }
 
 /**
- * kprog_ib_addr_is_local() - is an address one of this node's?
+ * kprog_ib_addr_is_local() - is an address this node's?
  * @a: an IPv4 address
  *
- * Return: true for the node_addr parameter or an address the kernel
- * routes to itself (the loopback of KPROG_JOIN_NET_ONLY).
+ * Return: true for this node's address (kprog_ib_local_addr()): a node map
+ * naming it means the loopback of KPROG_JOIN_NET_ONLY. Only the node's
+ * name counts, not every address the kernel routes to itself (all of
+ * 127.0.0.0/8 on a machine whose rxe runs over a veth pair).
  */
 bool kprog_ib_addr_is_local(const struct kprog_ib_addr *a)
 {
-	__be32 ip;
+	struct kprog_node_addr self;
 
-	if (kprog_ib_fixed && !memcmp(a->addr, kprog_ib_fixed_addr.addr, 4))
-		return true;
-	memcpy(&ip, a->addr, 4);
-	return inet_addr_type(&init_net, ip) == RTN_LOCAL;
+	return !kprog_ib_local_addr(&self) && !memcmp(self.addr, a->addr, 4);
 }
 
 /**
  * kprog_ib_parse_node_addr() - the module parameter node_addr
- * @s: "" (find it from the devices) or a dotted IPv4 address outside
- *     127.0.0.0/8
+ * @s: "" (find it from the devices) or a dotted IPv4 address
  *
  * Return: 0, or -EINVAL for anything else.
  */
@@ -200,13 +278,10 @@ int kprog_ib_parse_node_addr(const char *s)
 	kprog_ib_fixed = false;
 	if (!s || !*s)
 		return 0;
-	/* rdma_cm cannot connect 127.0.0.0/8 (see kprog_ib_port_addr()). */
-	if (!in4_pton(s, -1, ip, '\0', NULL) ||
-	    ipv4_is_loopback(*(__be32 *)ip))
+	if (!in4_pton(s, -1, ip, '\0', NULL))
 		return -EINVAL;
 	memset(&kprog_ib_fixed_addr, 0, sizeof(kprog_ib_fixed_addr));
 	kprog_ib_fixed_addr.family = AF_INET;
-	kprog_ib_fixed_addr.port = htons(kprog_ib_port);
 	memcpy(kprog_ib_fixed_addr.addr, ip, 4);
 	kprog_ib_fixed = true;
 	return 0;

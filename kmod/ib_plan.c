@@ -206,3 +206,37 @@ u32 kprog_ib_span_pages(const struct kprog_iov *iov, u32 nr_iov, u64 pos,
 	}
 	return pages;
 }
+
+/**
+ * kprog_ib_pair_step() - the rule both ends of a pair of nodes apply to
+ *	the reports of one exchange (KPROG_IOC_NET_CONN)
+ * @qpn: this end's QP now (0: none)
+ * @reported: the QP this end reported in the exchange
+ * @remote: the peer QP this end is connected to (0: fresh)
+ * @peer_qpn: the QP the peer reported
+ * @peer_remote: the QP of this node the peer reported being connected to
+ *	(0: fresh)
+ *
+ * Each end sees the other's report and its own state, and both decide
+ * alike: connected to each other, both are READY; a fresh end whose peer
+ * is fresh or already connected to it CONNECTs (so two fresh ends connect
+ * in one exchange); an end connected to a QP the peer no longer has is
+ * RESET (the peer's module was reloaded or its QP died); anything else,
+ * such as an end that changed since it reported or a peer that still
+ * holds a stale end of its own, WAITs for the next exchange, where the
+ * peer has dropped its stale end. Two fresh ends therefore connect in one
+ * exchange, a stale end on one side in two, on both sides in three.
+ *
+ * Return: enum kprog_ib_pair_step.
+ */
+enum kprog_ib_pair_step kprog_ib_pair_step(u32 qpn, u32 reported, u32 remote,
+					   u32 peer_qpn, u32 peer_remote)
+{
+	if (!qpn || qpn != reported)
+		return KPROG_IB_PAIR_WAIT;
+	if (remote && remote != peer_qpn)
+		return KPROG_IB_PAIR_RESET;
+	if (peer_remote && peer_remote != qpn)
+		return KPROG_IB_PAIR_WAIT;
+	return remote ? KPROG_IB_PAIR_READY : KPROG_IB_PAIR_CONNECT;
+}

@@ -2,7 +2,8 @@
 /*
  * kprog_ib plans: the arithmetic of the protocol, kept apart from the
  * verbs so that it is tested natively (tests/kcore): credit accounting of
- * a connection and how a buffer is cut into registrations and READs.
+ * a connection, how a buffer is cut into registrations and READs, and
+ * the rule that connects the two ends of a pair of nodes.
  */
 #ifndef _KPROG_IB_PLAN_H
 #define _KPROG_IB_PLAN_H
@@ -38,6 +39,24 @@ int kprog_ib_credits_grant(struct kprog_ib_credits *c, u16 n);
 void kprog_ib_credits_reposted(struct kprog_ib_credits *c);
 bool kprog_ib_credits_want_return(const struct kprog_ib_credits *c,
 				  bool data_waiting);
+
+/**
+ * enum kprog_ib_pair_step - what an end does with the peer's report
+ * @KPROG_IB_PAIR_WAIT: nothing now; exchange again
+ * @KPROG_IB_PAIR_CONNECT: connect this fresh end to the peer's QP
+ * @KPROG_IB_PAIR_READY: connected to each other already
+ * @KPROG_IB_PAIR_RESET: this end is connected to a QP the peer no longer
+ *	has: drop it, exchange again
+ */
+enum kprog_ib_pair_step {
+	KPROG_IB_PAIR_WAIT,
+	KPROG_IB_PAIR_CONNECT,
+	KPROG_IB_PAIR_READY,
+	KPROG_IB_PAIR_RESET,
+};
+
+enum kprog_ib_pair_step kprog_ib_pair_step(u32 qpn, u32 reported, u32 remote,
+					   u32 peer_qpn, u32 peer_remote);
 
 u64 kprog_ib_span(const struct kprog_iov *iov, u32 nr_iov, u64 pos, u64 len,
 		  u32 max_pages, bool gaps);

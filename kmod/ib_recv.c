@@ -33,6 +33,7 @@
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/workqueue.h>
+#include <linux/timekeeping.h>
 #include "kprog.h"
 #include "job.h"
 #include "ep.h"
@@ -147,6 +148,13 @@ static struct kprog_ep *kprog_ib_deliver(struct kprog_ib_conn *conn,
 	if (!msg)
 		goto nomem;
 	msg->send_req = m->send_req;
+	/*
+	 * The sender's clock is another machine's: its arrival here stands
+	 * for the post (late by one network latency), so that a late sender
+	 * is still seen in this node's time (KPROG_JOIN_TIMES).
+	 */
+	if (READ_ONCE(job->times))
+		msg->send_ns = ktime_get_ns();
 	if (!rndv) {
 		if (kprog_msg_alloc_data(msg, GFP_ATOMIC))
 			goto nomem_msg;

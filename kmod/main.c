@@ -326,10 +326,31 @@ static long kprog_ioc_info(void __user *uarg)
 	if (net) {
 		if (net->local_addr && net->local_addr(&info.node_addr))
 			memset(&info.node_addr, 0, sizeof(info.node_addr));
+		if (net->net_conn)
+			info.features |= KPROG_FEAT_NET_CONN;
 		kprog_xport_net_put(net);
 	}
 
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long kprog_ioc_net_conn(void __user *uarg)
+{
+	const struct kprog_transport *net;
+	struct kprog_net_conn c;
+	int err = -EOPNOTSUPP;
+
+	if (copy_from_user(&c, uarg, sizeof(c)))
+		return -EFAULT;
+	net = kprog_xport_net_get();
+	if (!net)
+		return -EOPNOTSUPP;
+	if (net->net_conn)
+		err = net->net_conn(&c);
+	kprog_xport_net_put(net);
+	if (err)
+		return err;
+	return copy_to_user(uarg, &c, sizeof(c)) ? -EFAULT : 0;
 }
 
 static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
@@ -441,6 +462,8 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 		return kprog_ioc_join(ep, cmd, uarg);
 	case KPROG_IOC_IRQ_WAIT:
 		return kprog_ioc_irq_wait(uarg);
+	case KPROG_IOC_NET_CONN:
+		return kprog_ioc_net_conn(uarg);
 	case KPROG_IOC_SEND:
 	case KPROG_IOC_RECV:
 	case KPROG_IOC_PROBE:

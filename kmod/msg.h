@@ -85,7 +85,8 @@ enum kprog_msg_state {
  *	it matches on arrival, in the sender's call, the sender copies it
  * @msg_id: the id a dequeuing probe gave it
  * @send_req: the sender's req_id when known (for tracing), else 0
- * @send_ns: when a sender on this node posted it (CLOCK_MONOTONIC), else 0
+ * @send_ns: when a sender on this node posted it, or when it arrived from
+ *	another node (CLOCK_MONOTONIC; only while the job keeps times), else 0
  * @charge: eager quota charged at the receiver
  * @data: eager payload of @env.len bytes (kvmalloc()ed), NULL for none
  * @sop: a rendezvous from a local sender: its send operation, referenced

@@ -30,6 +30,7 @@ struct kprog_op;
 struct kprog_job;
 struct kprog_peer_ref;
 struct kprog_node_addr;
+struct kprog_net_conn;
 struct module;
 
 /* Feature flags of a transport (as Open MPI's smsc component flags). */
@@ -90,6 +91,9 @@ struct kprog_xfer {
  *	wait for it (they call kprog_peer_gone()). Process context. Optional.
  * @local_addr: where other nodes reach this node's transport, for
  *	KPROG_IOC_GET_INFO. Returns 0 or -ENODEV (no usable device). Optional.
+ * @net_conn: KPROG_IOC_NET_CONN (prepare or complete a connection to
+ *	another node, out of band); @c checked by the transport. Process
+ *	context. Optional (-EOPNOTSUPP without).
  */
 struct kprog_transport {
 	const char *name;
@@ -105,6 +109,7 @@ struct kprog_transport {
 	void (*fin)(struct kprog_msg *msg, u64 bytes, int err);
 	void (*rank_left)(struct kprog_job *job, u32 rank);
 	int (*local_addr)(struct kprog_node_addr *addr);
+	int (*net_conn)(struct kprog_net_conn *c);
 };
 
 /* ---- core entry points for transports (match.c, rndv.c) ---- */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kprog_ib: the ibverbs transport of kprog, a module of its own
- * (kprog_ib.ko) on top of kprog.ko, ib_core and rdma_cm. kprog.ko loads
+ * (kprog_ib.ko) on top of kprog.ko and ib_core. kprog.ko loads
  * and works without it, on machines without RDMA.
  *
  * This file holds the transport ops the core calls (&struct
@@ -30,10 +30,6 @@
 
 #define CREATE_TRACE_POINTS
 #include "ib_trace.h"
-
-unsigned int kprog_ib_port = 18515;
-module_param_named(port, kprog_ib_port, uint, 0444);
-MODULE_PARM_DESC(port, "Port the transport listens on, and connects to for node addresses with port 0 (default 18515)");
 
 unsigned int kprog_ib_eager_size = 8192;
 module_param_named(eager_size, kprog_ib_eager_size, uint, 0444);
@@ -70,7 +66,7 @@ MODULE_PARM_DESC(conn_mrs, "MRs in each connection's pool, [4, 1024] (default 16
 static char *kprog_ib_node_addr_param = "";
 module_param_named(node_addr, kprog_ib_node_addr_param, charp, 0444);
 MODULE_PARM_DESC(node_addr,
-		 "IPv4 address other nodes reach this node at (default: the IPv4 GID of the first active RoCE port)");
+		 "IPv4 address this node is known by: the RoCE port whose v2 GID holds it is used (default: the first active RoCE port's IPv4 GID); on InfiniBand, required (e.g. the IPoIB address), GID 0 is used");
 
 atomic_long_t kprog_ib_gauges[KPROG_IB_NR_GAUGES];
 
@@ -160,6 +156,7 @@ const struct kprog_transport kprog_ib_xport = {
 	.fin = kprog_ib_fin,
 	.rank_left = kprog_ib_rank_left,
 	.local_addr = kprog_ib_local_addr,
+	.net_conn = kprog_ib_net_conn,
 };
 
 static int kprog_ib_state_show(struct seq_file *m, void *unused)
@@ -178,10 +175,6 @@ static int kprog_ib_check_params(void)
 {
 	u64 chunk = (u64)kprog_ib_reg_pages * PAGE_SIZE;
 
-	if (!kprog_ib_port || kprog_ib_port > 65535) {
-		pr_err("kprog_ib: port must be in [1, 65535]\n");
-		return -EINVAL;
-	}
 	if (kprog_ib_eager_size < 64 || kprog_ib_eager_size > 65536) {
 		pr_err("kprog_ib: eager_size must be in [64, 65536]\n");
 		return -EINVAL;
@@ -270,4 +263,4 @@ module_exit(kprog_ib_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("kprog: ibverbs transport between nodes (RC QPs, RDMA READ rendezvous)");
 MODULE_AUTHOR("kprog developers");
-MODULE_SOFTDEP("pre: kprog rdma_cm");
+MODULE_SOFTDEP("pre: kprog");

@@ -2,8 +2,9 @@
 /*
  * MPI_Init / MPI_Init_thread / MPI_Finalize: open /dev/kprog, agree on
  * one job key for the world, the node of every rank and the address of
- * every node, JOIN (with that node map when the job spans nodes and every
- * node has the network transport), map the completion ring; or fall back:
+ * every node, connect the nodes' modules (netconn.c), JOIN (with that node
+ * map when the job spans nodes and every node has the network transport),
+ * map the completion ring; or fall back:
  * to node-local kprog when some node lacks the network transport, to a
  * pure pass-through when anything else fails on any rank.
  */
@@ -58,7 +59,7 @@ static long env_long(const char *name, long def)
 }
 
 /* Failure steps, reported to world rank 0 through an Allreduce(MAX). */
-enum { ST_OK, ST_OPEN, ST_VERSION_IOCTL, ST_VERSION, ST_JOIN, ST_MMAP, ST_MEM };
+enum { ST_OK, ST_OPEN, ST_VERSION_IOCTL, ST_VERSION, ST_JOIN, ST_MMAP, ST_MEM, ST_CONN };
 
 /* KPROG_TRANSPORT: which way ranks of other nodes (or of this one) go. */
 enum { XP_AUTO, XP_IB, XP_SHM };
@@ -70,7 +71,7 @@ static const char *const nb_text[] = {
 	"",
 	"no usable /dev/kprog",
 	"no ibverbs transport (kprog_ib not loaded, or no RDMA device)",
-	"a module without node maps",
+	"a module without node maps or out-of-band connections",
 	"no node address from the ibverbs transport",
 };
 
@@ -99,6 +100,10 @@ static void report(int code)
 		break;
 	case ST_MMAP:
 		fprintf(stderr, "kprog: mapping the completion ring failed (%s); passing MPI through to Open MPI\n",
+			strerror(e));
+		break;
+	case ST_CONN:
+		fprintf(stderr, "kprog: connecting the nodes' ibverbs transports failed (%s); passing MPI through to Open MPI\n",
 			strerror(e));
 		break;
 	default:
@@ -133,7 +138,7 @@ static int net_check(void)
 		return NB_NOMOD;
 	if (!(info.transports & KPROG_XPORT_IB))
 		return NB_NOIB;
-	if (!(info.features & KPROG_FEAT_MULTINODE))
+	if (!(info.features & KPROG_FEAT_MULTINODE) || !(info.features & KPROG_FEAT_NET_CONN))
 		return NB_NOMULTI;
 	if (info.node_addr.family != AF_INET && info.node_addr.family != AF_INET6)
 		return NB_NOADDR;
@@ -263,10 +268,12 @@ static int node_map(int node_size)
 /*
  * The node map of a job across nodes: every rank's node index (from the
  * node communicators) and every node's address (GET_INFO.node_addr of
- * its lowest rank). Collective over MPI_COMM_WORLD; identical on all ranks
- * of a node, as JOIN requires. NULL on no memory (same on all ranks).
+ * its lowest rank); then the node leaders connect their modules to each
+ * other (netconn.c; *@conn_err: 0 or its errno, the same on all ranks).
+ * Collective over MPI_COMM_WORLD; identical on all ranks of a node, as
+ * JOIN requires. NULL on no memory (same on all ranks).
  */
-static __u32 *net_map(struct kprog_node_addr **nodes_out)
+static __u32 *net_map(struct kprog_node_addr **nodes_out, int *conn_err)
 {
 	struct kprog_node_addr *nodes;
 	__u32 *rank_nodes, me = (__u32)kp.node_idx;
@@ -286,12 +293,16 @@ static __u32 *net_map(struct kprog_node_addr **nodes_out)
 	PMPI_Comm_rank(kp.node_comm, &node_rank);
 	PMPI_Comm_split(MPI_COMM_WORLD, node_rank == 0 ? 0 : MPI_UNDEFINED, kp.world_rank,
 			&leaders);
+	*conn_err = 0;
 	if (node_rank == 0) {
 		PMPI_Allgather(&info.node_addr, sizeof(*nodes), MPI_BYTE, nodes, sizeof(*nodes),
 			       MPI_BYTE, leaders);
+		if (kp.nr_nodes > 1)
+			*conn_err = kp_net_connect(leaders, nodes, kp.nr_nodes, kp.node_idx);
 		PMPI_Comm_free(&leaders);
 	}
 	PMPI_Bcast(nodes, (int)(sizeof(*nodes) * kp.nr_nodes), MPI_BYTE, 0, kp.node_comm);
+	PMPI_Bcast(conn_err, 1, MPI_INT, 0, kp.node_comm);
 	*nodes_out = nodes;
 	return rank_nodes;
 }
@@ -309,7 +320,7 @@ static void host_of(int who, char *name)
 
 void kp_setup(int provided)
 {
-	int node_size, code = ST_OK, all, xp, want_net, v[5], agreed[5], bad_rank;
+	int node_size, code = ST_OK, all, xp, want_net, v[5], agreed[5], bad_rank, conn_err = 0;
 	struct kprog_node_addr *nodes = NULL;
 	char host[MPI_MAX_PROCESSOR_NAME];
 	__u32 *rank_nodes = NULL;
@@ -401,9 +412,11 @@ void kp_setup(int provided)
 
 	/* Step 2: JOIN, with the node map when the job goes across nodes. */
 	if (want_net)
-		rank_nodes = net_map(&nodes);
+		rank_nodes = net_map(&nodes, &conn_err);
 	if (want_net && !rank_nodes)
 		code = ST_MEM << 16 | ENOMEM;
+	else if (conn_err)
+		code = ST_CONN << 16 | conn_err;
 	else
 		code = dev_join(key, rank_nodes, nodes, xp == XP_IB ? KPROG_JOIN_NET_ONLY : 0);
 	free(rank_nodes);
@@ -411,12 +424,14 @@ void kp_setup(int provided)
 	PMPI_Allreduce(&code, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (all != ST_OK && want_net && xp == XP_AUTO) {
 		/*
-		 * The module refused the node map somewhere: keep kprog on each
-		 * node (a fresh job, another key), pass what spans nodes through.
+		 * The nodes could not be connected, or the module refused the
+		 * node map somewhere: keep kprog on each node (a fresh job,
+		 * another key), pass what spans nodes through.
 		 */
 		if (kp.world_rank == 0)
-			fprintf(stderr, "kprog: joining across %d nodes failed (%s); communicators spanning nodes pass through to Open MPI\n",
-				kp.nr_nodes, strerror(all & 0xffff));
+			fprintf(stderr, "kprog: %s across %d nodes failed (%s); communicators spanning nodes pass through to Open MPI\n",
+				(all >> 16) == ST_CONN ? "connecting" : "joining", kp.nr_nodes,
+				strerror(all & 0xffff));
 		teardown();
 		want_net = 0;
 		code = dev_open();

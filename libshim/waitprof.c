@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include "shim.h"
@@ -452,6 +453,12 @@ void kp_wp_finalize(void)
 		fprintf(f, "# wait: time above the minimum of the (function, size class), local for point-to-point, global for collectives (seed 003);\n"
 			   "# kernel_ls: Late Sender measured by kprog's kernel for the ls_msgs receives it timed\n");
 		write_rows(f, rows, n, runtime);
+		/*
+		 * On disk before the gather below: a reader on another node
+		 * of a shared file system (rank 0 after MPI_Finalize) sees it.
+		 */
+		fflush(f);
+		fsync(fileno(f));
 		fclose(f);
 	}
 	free(path);

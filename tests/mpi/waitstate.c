@@ -68,6 +68,38 @@ __attribute__((noinline)) void late_allreduce(void)
 	MPI_CHECK(MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
 }
 
+/*
+ * Rank 0's CLOCK_MONOTONIC minus rank 1's (returned on rank 1; 0 on rank
+ * 0): on two nodes each clock counts from its own machine's boot.
+ * Cristian's method: the shortest of 20 round trips bounds the error by
+ * half of it (about a millisecond across the test VMs, of T = 200 ms).
+ */
+static double clock_offset(int rank)
+{
+	double best = 1e9, off = 0, t0, ta, tb;
+	int k;
+
+	for (k = 0; k < 20; k++) {
+		if (rank == 0) {
+			MPI_CHECK(MPI_Recv(&t0, 1, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD,
+					   MPI_STATUS_IGNORE));
+			t0 = now();
+			MPI_CHECK(MPI_Send(&t0, 1, MPI_DOUBLE, 1, 9, MPI_COMM_WORLD));
+		} else {
+			ta = now();
+			MPI_CHECK(MPI_Send(&ta, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD));
+			MPI_CHECK(MPI_Recv(&t0, 1, MPI_DOUBLE, 0, 9, MPI_COMM_WORLD,
+					   MPI_STATUS_IGNORE));
+			tb = now();
+			if (tb - ta < best) {
+				best = tb - ta;
+				off = t0 - (ta + tb) / 2;
+			}
+		}
+	}
+	return off;
+}
+
 struct row {
 	double time, wait, kls;
 	unsigned long long calls, lsn;
@@ -108,12 +140,20 @@ int main(int argc, char **argv)
 	char prefix[256], path[300];
 	int rank, size, i, kernel;
 	MPI_Request req;
-	double start, ts, tr, actual = 0;
+	double start, ts, tr, actual = 0, off;
 	struct row r;
 
 	test_name = "waitstate";
-	snprintf(prefix, sizeof(prefix), "%s/waitstate.%d", dir && *dir ? dir : ".",
-		 (int)getppid());
+	/*
+	 * One name for the job on every node (rank 0 reads rank 1's report):
+	 * PMIx's namespace; the launcher's pid only where there is none.
+	 */
+	if (getenv("PMIX_NAMESPACE"))
+		snprintf(prefix, sizeof(prefix), "%s/waitstate.%s", dir && *dir ? dir : ".",
+			 getenv("PMIX_NAMESPACE"));
+	else
+		snprintf(prefix, sizeof(prefix), "%s/waitstate.%d", dir && *dir ? dir : ".",
+			 (int)getppid());
 	setenv("KPROG_WAITPROF", "1", 1);
 	setenv("KPROG_WAITPROF_OUT", prefix, 1);
 	MPI_Init(&argc, &argv);
@@ -121,6 +161,7 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	CHECK(size == 2, "needs 2 ranks");
 	kernel = access("/dev/kprog", F_OK) == 0 && !getenv("KPROG_DISABLE");
+	off = clock_offset(rank);
 
 	for (i = 0; i < R; i++) {
 		/* early: the send is posted before the receive */
@@ -134,13 +175,15 @@ int main(int argc, char **argv)
 			MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
 		}
 		/*
-		 * late: the sender computes T longer than the receiver. Both
-		 * ranks are on one node and read one CLOCK_MONOTONIC: they
-		 * start at an agreed instant S, so that how late each leaves
-		 * the broadcast does not count.
+		 * late: the sender computes T longer than the receiver. They
+		 * start at an agreed instant S of rank 0's clock (rank 1
+		 * converts it, and the time in the message, with the clock
+		 * offset), so that how late each leaves the broadcast does
+		 * not count.
 		 */
 		start = now() + 0.02;
 		MPI_CHECK(MPI_Bcast(&start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+		start -= off;
 		if (rank == 0) {
 			compute_until(start + T);
 			ts = now();	/* travels in the message */
@@ -151,11 +194,12 @@ int main(int argc, char **argv)
 			tr = now();
 			late_recv();
 			memcpy(&ts, buf, sizeof(ts));
-			actual += ts - tr;
+			actual += ts - off - tr;
 		}
 		/* Wait at NxN: rank 1 arrives T late, from an agreed instant */
 		start = now() + 0.02;
 		MPI_CHECK(MPI_Bcast(&start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+		start -= off;
 		compute_until(start + (rank == 1 ? T : 0));
 		late_allreduce();
 	}

@@ -310,10 +310,76 @@ TEST_F(ib, info_reports_the_transport_and_this_nodes_address)
 	ASSERT_EQ(0, get_info(&info));
 	EXPECT_EQ(KPROG_XPORT_SHM | KPROG_XPORT_IB, info.transports);
 	EXPECT_EQ(AF_INET, info.node_addr.family);
-	EXPECT_NE(0, info.node_addr.port);
+	EXPECT_EQ(0, info.node_addr.port);	/* nobody listens */
+	EXPECT_TRUE(info.features & KPROG_FEAT_NET_CONN);
 	if (want && inet_pton(AF_INET, want, &a) == 1) {
 		EXPECT_EQ(0, memcmp(&a, info.node_addr.addr, 4));
 	}
+}
+
+/* KPROG_IOC_NET_CONN on @c; 0 or errno. */
+static int net_conn(struct kprog_net_conn *c)
+{
+	int fd = kp_open(), err = 0;
+
+	if (fd < 0)
+		return -fd;
+	if (ioctl(fd, KPROG_IOC_NET_CONN, c))
+		err = errno;
+	close(fd);
+	return err;
+}
+
+TEST_F(ib, net_conn_refuses_bad_requests_and_this_node)
+{
+	struct kprog_net_conn c = { .op = KPROG_NET_PREPARE };
+
+	/* this node connects its loopback itself */
+	c.peer = self->na;
+	EXPECT_EQ(EINVAL, net_conn(&c));
+	c.peer.family = AF_INET6;
+	EXPECT_EQ(EINVAL, net_conn(&c));
+	/* another node (a made-up one): its end is made, in INIT */
+	c.peer = self->na;
+	c.peer.addr[3] ^= 0x80;
+	c.op = 99;
+	EXPECT_EQ(EINVAL, net_conn(&c));
+	c.op = KPROG_NET_PREPARE;
+	ASSERT_EQ(0, net_conn(&c));
+	EXPECT_EQ(KPROG_NET_VERSION, c.local.version);
+	EXPECT_NE(0, c.local.qpn);
+	EXPECT_EQ(0, c.local.remote_qpn);
+	EXPECT_GE(c.local.recv_bufs, 8);
+	/* a second PREPARE reports the same end */
+	c.remote = c.local;
+	ASSERT_EQ(0, net_conn(&c));
+	EXPECT_EQ(c.remote.qpn, c.local.qpn);
+	EXPECT_EQ(c.remote.psn, c.local.psn);
+	/* a malformed peer end is refused and changes nothing */
+	c.op = KPROG_NET_CONNECT;
+	c.remote.version = 0;
+	EXPECT_EQ(EINVAL, net_conn(&c));
+	c.remote = c.local;
+	c.remote.qpn = 1U << 24;
+	EXPECT_EQ(EINVAL, net_conn(&c));
+	c.remote = c.local;
+	c.remote.mtu = 0;
+	EXPECT_EQ(EINVAL, net_conn(&c));
+	c.remote = c.local;
+	memset(c.remote.gid, 0, sizeof(c.remote.gid));
+	EXPECT_EQ(EINVAL, net_conn(&c));
+	c.remote = c.local;
+	c.remote.recv_bufs = 1;
+	EXPECT_EQ(EINVAL, net_conn(&c));
+	/* on RoCE the peer's GID must hold the peer's address */
+	c.remote = c.local;
+	EXPECT_EQ(EINVAL, net_conn(&c));
+	memcpy(&c.remote.gid[12], c.peer.addr, 4);
+	/* an end that changed since it was reported waits for another round */
+	c.local.qpn ^= 1;
+	c.status = 0;
+	EXPECT_EQ(0, net_conn(&c));
+	EXPECT_EQ(KPROG_NET_AGAIN, c.status);
 }
 
 TEST_F(ib, eager_messages_posted_and_unexpected)
@@ -959,7 +1025,7 @@ static int ib_remove_when_idle(void)
 static void ib_params(char *out, size_t size)
 {
 	static const char *const names[] = {
-		"port", "eager_size", "recv_bufs", "max_conns", "max_reg_mb",
+		"eager_size", "recv_bufs", "max_conns", "max_reg_mb",
 		"reg_pages", "max_reads", "conn_mrs", "node_addr",
 	};
 	char path[256], val[128];

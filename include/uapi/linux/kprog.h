@@ -15,7 +15,7 @@
  *   consume completions from the ring; KPROG_IOC_WAIT or poll() to sleep
  *   close()                      cancels everything still posted
  *
- * Every ioctl other than VERSION, GET_INFO, JOIN and IRQ_WAIT fails with EBADFD
+ * Every ioctl other than VERSION, GET_INFO, JOIN, IRQ_WAIT and NET_CONN fails with EBADFD
  * until JOIN succeeded. Bad arguments fail with EINVAL (or the errno
  * named below) and change nothing.
  */
@@ -99,15 +99,74 @@ struct kprog_join {
 #define KPROG_MAX_NODES		65536
 
 /*
- * Address of a node of a job: where its kprog module listens, as the
- * shim learned it (AF_INET or AF_INET6, address in network byte order,
- * port 0 = the listening node's default port).
+ * Address of a node of a job: the name its kprog module goes by, as the
+ * shim learned it from GET_INFO (AF_INET, address in network byte order;
+ * @port is 0: connections are made through KPROG_IOC_NET_CONN, nobody
+ * listens).
  */
 struct kprog_node_addr {
 	__u16 family;
 	__u16 port;		/* network byte order */
 	__u32 __pad;
 	__u8 addr[16];		/* IPv4 in the first 4 bytes */
+};
+
+/*
+ * KPROG_IOC_NET_CONN: connect the network transport of this node to that
+ * of another node out of band, as UCX does: the caller (the shim, at
+ * MPI_Init, over MPI) carries each end's struct kprog_net_qp to the other
+ * node. One connection (an RC queue pair at each end) per pair of nodes,
+ * shared by all jobs; no JOIN needed.
+ *
+ * KPROG_NET_PREPARE fills @local with this node's end toward @peer: the
+ * port's GID and LID, the queue pair toward @peer (made now, in INIT with
+ * its receive buffers posted, if there is none) with its first PSN, and
+ * the peer QP it is connected to (@remote_qpn, 0: none yet).
+ *
+ * KPROG_NET_CONNECT takes @local as PREPARE returned it here and @remote
+ * as PREPARE returned it on @peer for this node, and sets @status:
+ *   KPROG_NET_CONNECTED  the pair is connected (now, or it already was)
+ *   KPROG_NET_AGAIN      not yet: an end was stale (the peer's module was
+ *                        reloaded, a queue pair died, another job's
+ *                        exchange changed it) and was dropped; PREPARE
+ *                        and exchange again
+ * Both ends reach the same verdict from the same two reports, so the
+ * caller repeats until every pair says CONNECTED on both sides (bounded).
+ *
+ * Errors: EINVAL for an unknown @op, a @peer that is not AF_INET or is
+ * this node, or a malformed @remote (QPN, PSN, version, sizes, MTU);
+ * ENODEV: no usable RDMA port; ENOBUFS: max_conns connections exist;
+ * EHOSTUNREACH: no route to the peer's GID; EOPNOTSUPP: no network
+ * transport loaded.
+ */
+#define KPROG_NET_PREPARE	1
+#define KPROG_NET_CONNECT	2
+
+#define KPROG_NET_CONNECTED	1
+#define KPROG_NET_AGAIN		2
+
+#define KPROG_NET_VERSION	1
+
+struct kprog_net_qp {
+	__u8 gid[16];		/* the port's GID (RoCE v2: IPv4-mapped) */
+	__u32 qpn;		/* its queue pair toward the other node */
+	__u32 psn;		/* first packet sequence number it sends */
+	__u32 remote_qpn;	/* the QP it is connected to, 0: none */
+	__u32 recv_bufs;	/* receive buffers it posts (credits) */
+	__u32 max_msg;		/* largest message it receives */
+	__u16 lid;		/* InfiniBand: the port's LID */
+	__u8 mtu;		/* the port's active MTU (enum ib_mtu) */
+	__u8 rd_atom;		/* RDMA READs it serves and issues at once */
+	__u8 version;		/* KPROG_NET_VERSION */
+	__u8 __pad[7];
+};
+
+struct kprog_net_conn {
+	__u32 op;		/* in: KPROG_NET_* */
+	__u32 status;		/* out: KPROG_NET_CONNECTED or _AGAIN */
+	struct kprog_node_addr peer;	/* in: the other node */
+	struct kprog_net_qp local;	/* PREPARE: out; CONNECT: in */
+	struct kprog_net_qp remote;	/* CONNECT: in */
 };
 
 /* One segment of a non-contiguous buffer. */
@@ -350,10 +409,13 @@ struct kprog_peer_count {
 /*
  * Times of a completion in the ring, with KPROG_JOIN_TIMES: slot i
  * describes cqes[i]. CLOCK_MONOTONIC nanoseconds, 0 where unknown: a
- * message that came from another node or through a fast-path channel has
- * no @send_ns; an operation cancelled or failed before a match has no
- * @match_ns. For a receive, @send_ns is when the matched send was posted
- * and @recv_ns when this receive was; for a rendezvous send to a rank of
+ * message that came through a fast-path channel has no @send_ns, one that
+ * came from another node (or through the network loopback) has its
+ * arrival at this node as @send_ns (the sender's clock is another
+ * machine's; later than the post by one network latency); an operation
+ * cancelled or failed before a match has no @match_ns. For a receive,
+ * @send_ns is when the matched send was posted and @recv_ns when this
+ * receive was; for a rendezvous send to a rank of
  * this node, @send_ns is its own post and @recv_ns that of the receive
  * (0 unless the receiver joined with KPROG_JOIN_TIMES too).
  * Late Sender (seed 003) = @send_ns - @recv_ns when positive; Late
@@ -399,6 +461,7 @@ struct kprog_irq_wait {
 #define KPROG_FEAT_PEERS	(1U << 4)	/* kprog_peer_count in the ring */
 #define KPROG_FEAT_TIMES	(1U << 5)	/* KPROG_JOIN_TIMES */
 #define KPROG_FEAT_WAITER	(1U << 6)	/* POST_BLOCKING, waiter_cpu */
+#define KPROG_FEAT_NET_CONN	(1U << 7)	/* KPROG_IOC_NET_CONN */
 
 #define KPROG_XPORT_SHM		(1U << 0)
 #define KPROG_XPORT_IB		(1U << 1)
@@ -419,7 +482,7 @@ struct kprog_info {
 	__u32 chan_bytes;	/* bytes of one channel direction */
 	__u32 max_chans;	/* channels one endpoint may open */
 	__u32 max_rndv;		/* rendezvous sends waiting, per endpoint */
-	/* with KPROG_XPORT_IB: where other nodes reach this one */
+	/* with KPROG_XPORT_IB: the name other nodes know this one by */
 	struct kprog_node_addr node_addr;
 	__u32 __reserved[2];
 };
@@ -540,6 +603,7 @@ struct kprog_chan_drain {
 #define KPROG_IOC_CHAN_DRAIN	_IOW(KPROG_IOC_MAGIC, 10, struct kprog_chan_drain)
 /* KPROG_IOC_KICK: bump the event count of rank *arg and wake it. */
 #define KPROG_IOC_KICK		_IOW(KPROG_IOC_MAGIC, 11, __u32)
+#define KPROG_IOC_NET_CONN	_IOWR(KPROG_IOC_MAGIC, 12, struct kprog_net_conn)
 
 /*
  * Generic netlink family KPROG_GENL_NAME: per-CPU progression accounting
