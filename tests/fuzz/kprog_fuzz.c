@@ -29,6 +29,7 @@
  * or "...: FAILED (why)"; exit 0 only when ok.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -828,6 +829,59 @@ static void show_stack(pid_t pid)
 	}
 }
 
+/*
+ * Children still alive after the run: show where each is (state, kernel
+ * stack), kill them and say whether SIGKILL ended them. Returns how many
+ * did not end: those are stuck in the kernel.
+ */
+static int reap_stragglers(void)
+{
+	char path[64], buf[512];
+	int left = 0;
+
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+
+	while (dir && (de = readdir(dir))) {
+		pid_t pid = atoi(de->d_name);
+		FILE *f;
+		int ppid = 0;
+		char state = '?';
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			char *p = strrchr(buf, ')');
+
+			if (p)
+				sscanf(p + 1, " %c %d", &state, &ppid);
+		}
+		fclose(f);
+		if (ppid != getpid())
+			continue;
+		fprintf(stderr, "kprog_fuzz: child %d still running (state %c)\n", pid, state);
+		show_stack(pid);
+		kill(pid, SIGKILL);
+	}
+	if (dir)
+		closedir(dir);
+	for (double t = now(); now() < t + 10;) {
+		pid_t pid = waitpid(-1, NULL, WNOHANG);
+
+		if (pid < 0)
+			return 0;	/* all gone: blocked in user space, not in the kernel */
+		if (pid == 0)
+			usleep(10000);
+	}
+	while (waitpid(-1, NULL, WNOHANG) == 0 && left < 1)
+		left++;
+	return left;
+}
+
 static void start(pid_t *pids, int *gen, int i, uint64_t seed)
 {
 	pid_t pid = fork();
@@ -869,7 +923,7 @@ int main(int argc, char **argv)
 	double seconds = 600, t0;
 	pid_t pids[MAX_PROCS];
 	int gen[MAX_PROCS] = { 0 };
-	unsigned long killed = 0, calls;
+	unsigned long killed = 0, calls, progress = 0;
 	int live, failed = 0;
 	char why[256] = "";
 
@@ -906,7 +960,15 @@ int main(int argc, char **argv)
 	live = nprocs;
 	srand((unsigned int)seed);
 	while (live) {
+		unsigned long c = atomic_load(&sh->calls);
 		int st;
+
+		/* a line every tenth of the budget: a long run shows it moves */
+		if (max_calls >= 100000 && c * 10 / max_calls > progress && c < max_calls) {
+			progress = c * 10 / max_calls;
+			printf("kprog_fuzz: %lu calls after %.0f s\n", c, now() - t0);
+			fflush(stdout);
+		}
 		pid_t pid;
 		int i;
 
@@ -959,8 +1021,8 @@ int main(int argc, char **argv)
 		if (pid == 0)
 			usleep(10000);
 	}
-	if (!failed && waitpid(-1, NULL, WNOHANG) >= 0) {
-		snprintf(why, sizeof(why), "a forked child did not end within 30 s");
+	if (!failed && waitpid(-1, NULL, WNOHANG) >= 0 && reap_stragglers()) {
+		snprintf(why, sizeof(why), "a forked child did not end within 30 s nor on SIGKILL (hang in the kernel)");
 		failed = 1;
 	}
 	calls = atomic_load(&sh->calls);
