@@ -16,7 +16,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 # Not exported: `make check` on a fresh machine computes these before
 # scripts/setup has installed the headers; sub-makes compute them afresh.
 
-USER_DIRS := libshim bench tests/selftests tests/mpi tests/twonode
+USER_DIRS := libshim bench tests/selftests tests/mpi tests/twonode tests/fuzz
 
 # Installation (`make install`, `make install-dkms`; DESTDIR for staging).
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
@@ -31,7 +31,7 @@ DKMSDIR ?= /usr/src/kprog-$(VERSION)
 DKMS_FILES := dkms.conf Kbuild kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
-.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-twonode overlap-twonode demo microbench latency checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-fuzz check-faults check-twonode overlap-twonode demo microbench latency checkpatch kcore clean
 
 all: module user
 
@@ -62,6 +62,24 @@ demo: setup
 check-huge: setup
 	$(MAKE) all
 	scripts/vm-run --mem 14336 -- tests/mpi/run-huge
+
+# The device fuzzer in the VM (tests/fuzz/run): CALLS calls (default
+# 1,000,000) by PROCS processes (default 4), FUZZ_SEED to repeat a run;
+# then pins, holders of /dev/kprog, rmmod and the kernel log are checked.
+CALLS ?= 1000000
+PROCS ?= 4
+check-fuzz: setup
+	$(MAKE) all
+	scripts/vm-run --smp 1 --timeout 7200 -- tests/fuzz/run --calls $(CALLS) --procs $(PROCS) \
+		--seconds 6000 $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+
+# The fault campaign in the VM (tests/mpi/run-faults): ROUNDS rounds of MPI
+# traffic under the shim with one rank killed (SIGKILL) in each (default
+# 1000, about 30 s a round under emulation); FAULT_SEED to repeat a run.
+ROUNDS ?= 1000
+check-faults: setup
+	$(MAKE) all
+	scripts/vm-run --timeout $$(( $(ROUNDS) * 60 + 600 )) -- tests/mpi/run-faults $(ROUNDS) $(FAULT_SEED)
 
 # The soft-RoCE test bench (not part of `make check`): one VM with rxe over a
 # veth pair (scripts/vm-run --rxe), then two VMs joined by a link
