@@ -379,6 +379,16 @@ static bool rec_match(const struct kprog_chan_rec *rec, uint32_t ctx, int tag)
 	return rec->context == ctx && (tag == MPI_ANY_TAG || tag == rec->tag);
 }
 
+/*
+ * Did a kernel drain move w's cons since we read @cons? Then what looked
+ * malformed may be records released and rewritten under our scan: a race,
+ * not a broken peer; the next poll looks again.
+ */
+static bool cons_moved(const struct kp_peer *p, uint64_t cons)
+{
+	return __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE) != cons;
+}
+
 enum { FOUND, NONE, KERNEL };
 
 /*
@@ -409,7 +419,8 @@ static int find_rec(int w, uint32_t ctx, int tag, struct kprog_chan_rec **out)
 	for (pos = cons; pos != end; pos += size) {
 		rec = kp_dir_rec(&p->rx, pos, prod, &size);
 		if (!size) {
-			p->broken = true;
+			if (!cons_moved(p, cons))
+				p->broken = true;
 			return KERNEL;
 		}
 		if (rec->flags & KPROG_REC_PAD)
@@ -682,9 +693,17 @@ static void poll_peer(int w)
 	cons = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);
 	prod = kp_dir_prod(&p->rx);
 	p->seen_prod = prod;
-	if (p->scan == prod || p->broken)
+	if (p->scan == prod)
 		return;
+	if (p->broken) {
+		/* our receives are in the kernel: it takes (and judges) the records */
+		p->scan = prod;
+		chan_drain(w);
+		return;
+	}
 	if (prod - cons > (uint64_t)p->rx.mask + 1) {
+		if (cons_moved(p, cons))
+			return;
 		p->broken = true;	/* the peer wrote garbage indices */
 		kp_fast_to_kernel();
 		return;
@@ -692,6 +711,8 @@ static void poll_peer(int w)
 	for (pos = cons; pos != prod; pos += size) {
 		rec = kp_dir_rec(&p->rx, pos, prod, &size);
 		if (!size) {
+			if (cons_moved(p, cons))
+				return;
 			p->broken = true;
 			kp_fast_to_kernel();
 			return;
