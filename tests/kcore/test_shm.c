@@ -299,6 +299,16 @@ TEST(shm__small_rendezvous_is_copied_in_the_receivers_call)
 	EXPECT(kt_check(dst, 1000, 17));
 }
 
+/* No worker: both sides completed and the data (@seed) arrived in the call. */
+static void expect_copied_in_the_call(struct kt_ep *a, struct kt_ep *b,
+				      unsigned int seed)
+{
+	EXPECT_EQ(mock_work_queued(), 0);
+	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
+	EXPECT_CQE(a, 1, 3 * PAGE_SIZE, 0);
+	EXPECT(kt_check(dst, 3 * PAGE_SIZE, seed));
+}
+
 TEST(shm__blocking_receive_copies_a_large_rendezvous_in_its_call)
 {
 	struct kt_ep *a, *b;
@@ -310,10 +320,7 @@ TEST(shm__blocking_receive_copies_a_large_rendezvous_in_its_call)
 			  &p));
 	ASSERT_OK(kt_recv(b, 0, 0, dst, 3 * PAGE_SIZE, 2,
 			  KPROG_POST_BLOCKING, &p));
-	EXPECT_EQ(mock_work_queued(), 0);
-	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
-	EXPECT_CQE(a, 1, 3 * PAGE_SIZE, 0);
-	EXPECT(kt_check(dst, 3 * PAGE_SIZE, 29));
+	expect_copied_in_the_call(a, b, 29);
 }
 
 TEST(shm__blocking_send_to_a_posted_receive_copies_in_its_call)
@@ -326,10 +333,7 @@ TEST(shm__blocking_send_to_a_posted_receive_copies_in_its_call)
 	ASSERT_OK(kt_recv(b, 0, 0, dst, 3 * PAGE_SIZE, 2, 0, &p));
 	ASSERT_OK(kt_send(a, 1, 0, src, 3 * PAGE_SIZE, 1,
 			  KPROG_SEND_SYNC | KPROG_POST_BLOCKING, &p));
-	EXPECT_EQ(mock_work_queued(), 0);
-	EXPECT_CQE(b, 2, 3 * PAGE_SIZE, 0);
-	EXPECT_CQE(a, 1, 3 * PAGE_SIZE, 0);
-	EXPECT(kt_check(dst, 3 * PAGE_SIZE, 31));
+	expect_copied_in_the_call(a, b, 31);
 }
 
 TEST(shm__blocking_send_queued_unmatched_is_copied_by_a_worker_later)
