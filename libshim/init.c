@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include "shim.h"
@@ -307,6 +308,35 @@ static __u32 *net_map(struct kprog_node_addr **nodes_out, int *conn_err)
 	return rank_nodes;
 }
 
+/*
+ * Does every rank of this node have a CPU of its own? The CPUs are those
+ * the node's ranks may run on (the union of their affinity masks: one
+ * each when mpirun binds to cores, all of them when it does not), so an
+ * oversubscribed run (more ranks than CPUs) or a cpuset smaller than the
+ * job keeps the adaptive spin. A threaded rank (MPI_THREAD_MULTIPLE) may
+ * share its CPUs with its own threads: adaptive too. KPROG_SPIN_DEDICATED_US
+ * sets the spin of the dedicated case, -1 turns it off. Collective over
+ * kp.node_comm.
+ */
+static void spin_policy(int node_size, int provided)
+{
+	cpu_set_t mine, all;
+	long us = env_long("KPROG_SPIN_DEDICATED_US", 5000);
+	int ncpu;
+
+	CPU_ZERO(&mine);
+	if (sched_getaffinity(0, sizeof(mine), &mine))
+		CPU_ZERO(&mine);
+	PMPI_Allreduce(&mine, &all, (int)sizeof(all), MPI_BYTE, MPI_BOR, kp.node_comm);
+	ncpu = CPU_COUNT(&all);
+	if (provided == MPI_THREAD_MULTIPLE || ncpu < node_size)
+		return;
+	kp_spin_dedicate(&kp.spin, us);
+	if (kp.spin.dedicated)
+		kp_log(1, "%d ranks on %d CPUs: blocking calls spin %ld us before sleeping",
+		       node_size, ncpu, us);
+}
+
 /* Host name of world rank @who, on rank 0 (collective). */
 static void host_of(int who, char *name)
 {
@@ -355,6 +385,7 @@ void kp_setup(int provided)
 	PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &kp.node_comm);
 	PMPI_Comm_size(kp.node_comm, &node_size);
 	all = node_map(node_size);
+	spin_policy(node_size, provided);
 	if (code == ST_OK)
 		code = all;
 	/* one key for the whole job: a job across nodes is one job */

@@ -182,6 +182,7 @@ struct kp_req {
 	bool upost;		/* a receive posted in user space (fast.c) */
 	bool umsg;		/* KR_MSG: its payload is in tmp (fast-path Mprobe) */
 	bool blocking;		/* the caller waits for it now: KPROG_POST_BLOCKING */
+	bool shared;		/* the one completed-send object (kp_req_done_send) */
 	struct kp_req *unext, *uprev;	/* user-posted receives, in order */
 	struct kp_req *knext, *kprev;	/* receives posted in the kernel */
 	struct kp_comm *comm;
@@ -218,6 +219,7 @@ void kp_pool_init(void);
 bool kp_is_req(MPI_Request r);
 bool kp_is_msg(MPI_Message m);
 struct kp_req *kp_req_alloc(void);
+struct kp_req *kp_req_done_send(void);	/* handle of every send complete at once */
 void kp_req_release(struct kp_req *r);
 void kp_req_drop(struct kp_req *r);	/* free what a post prepared */
 bool kp_deferred_pending(void);

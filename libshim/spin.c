@@ -25,6 +25,14 @@ void kp_spin_init(struct kp_spin *s, long fixed_us, long min_us, long max_us, lo
 	s->limit_ns = (uint64_t)start_us * 1000;
 }
 
+void kp_spin_dedicate(struct kp_spin *s, long dedicated_us)
+{
+	if (s->fixed || dedicated_us < 0)
+		return;
+	s->fixed = s->dedicated = true;
+	s->limit_ns = s->min_ns = s->max_ns = (uint64_t)dedicated_us * 1000;
+}
+
 static void set_limit(struct kp_spin *s, uint64_t v)
 {
 	if (v < s->min_ns)

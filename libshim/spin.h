@@ -12,7 +12,17 @@
  * the longest spin we allow makes it grow to twice its length (spinning
  * would have been cheaper than the wake-up); one that ran longer than
  * that halves it, towards the minimum, so a process whose peers compute
- * for long stretches sleeps almost at once. No MPI in here.
+ * for long stretches sleeps almost at once.
+ *
+ * That adaptation is for a node whose CPUs are shared: there a spinner
+ * takes the CPU from a peer or a kernel worker. When every rank of the
+ * node has a CPU of its own (kp_spin_dedicate()), spinning takes nothing
+ * from anybody, while a sleep puts a wake-up on the critical path of the
+ * very next message (a sender waiting for its next round, then posting a
+ * rendezvous late: receiver-side overlap lost). There the limit is fixed
+ * at a few milliseconds, like Open MPI's busy polling but bounded: a wait
+ * longer than that sleeps, and its wake-up is then a small part of it.
+ * No MPI in here.
  */
 #ifndef KPROG_SHIM_SPIN_H
 #define KPROG_SHIM_SPIN_H
@@ -23,7 +33,8 @@
 struct kp_spin {
 	uint64_t limit_ns;	/* spin this long, then sleep */
 	uint64_t min_ns, max_ns;
-	bool fixed;		/* KPROG_SPIN_US given: no adaptation */
+	bool fixed;		/* KPROG_SPIN_US given, or a dedicated CPU: no adaptation */
+	bool dedicated;		/* every rank of the node has its own CPU */
 	/* statistics, for KPROG_VERBOSE */
 	uint64_t waits, slept, grew, shrank;
 };
@@ -33,6 +44,11 @@ struct kp_spin {
  * fixed_us < 0: adapt between min_us and max_us, starting at start_us.
  */
 void kp_spin_init(struct kp_spin *s, long fixed_us, long min_us, long max_us, long start_us);
+/*
+ * The node has at least as many CPUs as ranks: spin dedicated_us before
+ * sleeping, with no adaptation (unless KPROG_SPIN_US fixed the spin).
+ */
+void kp_spin_dedicate(struct kp_spin *s, long dedicated_us);
 /* One wait ended after wait_ns; slept: it had to sleep in the kernel. */
 void kp_spin_record(struct kp_spin *s, uint64_t wait_ns, bool slept);
 

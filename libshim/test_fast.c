@@ -177,6 +177,18 @@ static void test_spin(void)
 	EXPECT(s.limit_ns == 1000, "long stretches bring it to the minimum");
 	EXPECT(s.waits == 25 && s.slept == 23, "statistics %llu %llu",
 	       (unsigned long long)s.waits, (unsigned long long)s.slept);
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_dedicate(&s, 5000);
+	EXPECT(s.fixed && s.dedicated && s.limit_ns == 5000000,
+	       "a dedicated CPU spins the dedicated time");
+	kp_spin_record(&s, 50000000, true);
+	EXPECT(s.limit_ns == 5000000, "and long waits do not shrink it");
+	kp_spin_init(&s, 20, 1, 1000, 50);
+	kp_spin_dedicate(&s, 5000);
+	EXPECT(!s.dedicated && s.limit_ns == 20000, "KPROG_SPIN_US wins over dedication");
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_dedicate(&s, -1);
+	EXPECT(!s.fixed && s.limit_ns == 50000, "a negative dedicated time keeps adapting");
 	kp_spin_init(&s, -1, 10, 5, 50);
 	EXPECT(s.min_ns == 10000 && s.max_ns == 10000 && s.limit_ns == 10000,
 	       "max below min and start outside are clamped");

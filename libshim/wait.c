@@ -199,14 +199,23 @@ static bool ours_active(int n, MPI_Request *reqs)
 	return false;
 }
 
-static bool ours_all_done(int n, MPI_Request *reqs)
+/*
+ * Are all of ours complete? *from: the requests before it are known to
+ * be (a request stays complete until it is finished), so a wait that
+ * polls again does not look at them again: one pass per call, not one per
+ * poll, over a window of many requests.
+ */
+static bool ours_all_done(int n, MPI_Request *reqs, int *from)
 {
 	int i;
 
-	for (i = 0; i < n; i++)
+	for (i = *from; i < n; i++)
 		if (kp_is_req(reqs[i]) && !done(kp_req(reqs[i])) &&
-		    kp_req(reqs[i])->state != RS_INACTIVE)
+		    kp_req(reqs[i])->state != RS_INACTIVE) {
+			*from = i;
 			return false;
+		}
+	*from = n;
 	return true;
 }
 
@@ -273,7 +282,7 @@ int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 	KP_GUARD();
 	struct mix m;
 	struct kp_wait w = { .kernel_work = kernel_work(n, reqs) };
-	int subrc = MPI_SUCCESS, flag, rc;
+	int subrc = MPI_SUCCESS, flag, rc, from = 0;
 	bool subdone;
 
 	kp_progress();
@@ -282,7 +291,7 @@ int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 	subdone = m.nsub == 0;
 	for (;;) {
 		kp_progress();
-		if (ours_all_done(n, reqs)) {
+		if (ours_all_done(n, reqs, &from)) {
 			if (!subdone)
 				subrc = KP_PMPI(PMPI_Waitall(m.nsub, m.sub, m.subst));
 			break;
@@ -311,7 +320,7 @@ int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 		return PMPI_Testall(n, reqs, flag, statuses);
 	*flag = 0;
 	/* ours first: PMPI_Testall would complete Open MPI's for good */
-	if (!ours_all_done(n, reqs)) {
+	if (!ours_all_done(n, reqs, &(int){ 0 })) {
 		mix_fini(&m);
 		sched_yield();
 		return MPI_SUCCESS;
