@@ -74,9 +74,21 @@ static inline void kp_guard_end(int *held)
 }
 
 /* First line of every shim entry point: holds the lock until it returns. */
+#ifndef KP_NO_MT
 #define KP_GUARD() int kp_guard_ __attribute__((cleanup(kp_guard_end), unused)) = kp_guard_begin()
+#else
+/*
+ * libkprog-nomt.so (make -C libshim nomt): the shim as it would be with no
+ * thread support at all, only to measure what the lock costs a
+ * single-threaded program (bench A/B mode); never installed.
+ */
+#define KP_GUARD() int kp_guard_ __attribute__((unused)) = 0
+#endif
 
 /* An Open MPI call that may block, made without the lock. */
+#ifdef KP_NO_MT
+#define KP_PMPI(call) (call)
+#else
 #define KP_PMPI(call) ({						\
 	int kp_d_ = __builtin_expect(kp.mt, 0) ? kp_mt_drop() : 0;	\
 	int kp_rc_ = (call);						\
@@ -84,6 +96,7 @@ static inline void kp_guard_end(int *held)
 		kp_mt_retake(kp_d_);					\
 	kp_rc_;								\
 })
+#endif
 void kp_setup(int provided);	/* after PMPI_Init/Init_thread succeeded */
 void kp_shutdown(void);		/* before PMPI_Finalize */
 /* connect this node to the job's other nodes (netconn.c); 0 or an errno */

@@ -205,8 +205,13 @@ static struct dev *pick_dev(void)
 
 static int any_fd(struct dev *d)
 {
-	if (chance(2))
-		return (int)edgy();	/* not a kprog file at all */
+	int fd;
+
+	if (chance(2)) {
+		fd = (int)edgy();	/* not a kprog file at all */
+		/* but not our stdin/stdout/stderr: random bytes in the log */
+		return fd >= 0 && fd <= 2 ? -1 : fd;
+	}
 	return d->fd;
 }
 
