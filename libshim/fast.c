@@ -231,6 +231,35 @@ static void status_fill(MPI_Status *st, struct kp_comm *c, int w, int tag, size_
 	st->MPI_ERROR = err;
 }
 
+/* ---- the wait-state profiler's exact Late Sender of fast-path messages ---- */
+
+static uint32_t took_send_us;	/* stamp of the record take_rec() took last */
+
+/* A record's send time: CLOCK_MONOTONIC in us modulo 2^32, never 0 (0: none). */
+static uint32_t stamp_us(uint64_t ns)
+{
+	uint32_t us = (uint32_t)(ns / 1000);
+
+	return us ? us : 1;
+}
+
+/*
+ * Late Sender of a receive posted at post_ns whose message was stamped
+ * send_us: how much later than the receive the send started, 0 if it did
+ * not. The stamp is the send time modulo 2^32 us (71 minutes): taken as
+ * the latest such time before now, which it is for any wait shorter than
+ * that. -1: the sender did not stamp (its profiler is off).
+ */
+static int64_t late_ns(uint32_t send_us, uint64_t post_ns)
+{
+	uint64_t now = kp_now_ns(), send;
+
+	if (!send_us)
+		return -1;
+	send = (now / 1000 - (uint32_t)((uint32_t)(now / 1000) - send_us)) * 1000;
+	return send > post_ns ? (int64_t)(send - post_ns) : 0;
+}
+
 /* ---- sends ---- */
 
 int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype type, int dest,
@@ -286,6 +315,8 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 	if (bytes)
 		pack_into(pl, buf, count, type, l, bytes);
 	kp_layout_put(l);
+	if (kp_wp_on)	/* the receiver's exact Late Sender (late_ns()) */
+		((struct kprog_chan_rec *)pl - 1)->send_us = stamp_us(kp_now_ns());
 	kp_dir_publish(&p->tx);
 	fstats.sent++;
 	/* The record before the flag: pairs with the receiver's fence. */
@@ -457,6 +488,7 @@ static bool take_rec(struct kprog_chan_rec *rec, int w, struct kp_comm *c, void 
 	if (!kp_rec_take(rec))
 		return false;
 	kp.activity++;
+	took_send_us = rec->send_us;	/* before DONE: then it may be rewritten */
 	*err = unpack_from(kp_rec_payload(rec), rec->len, buf, count, type, &got);
 	status_fill(st, c, w, rec->tag, got, *err);
 	kp_rec_done(rec);
@@ -509,9 +541,11 @@ static int recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, 
 int kp_fast_recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
 		     int tag, MPI_Status *st, int *err)
 {
-	if (source == MPI_PROC_NULL)
+	if (source == MPI_PROC_NULL || !recv_now(c, buf, count, type, source, tag, st, err))
 		return 0;
-	return recv_now(c, buf, count, type, source, tag, st, err);
+	if (kp_wp_on)
+		kp_wp_late(0);	/* the message was there first: exactly no Late Sender */
+	return 1;
 }
 
 /*
@@ -543,6 +577,8 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 			if (!take_rec(rec, w, c, buf, count, type, st, err))
 				continue;
 			kp_spin_record(&kp.spin, kp_now_ns() - t0, false);
+			if (kp_wp_on && late_ns(took_send_us, t0) >= 0)
+				kp_wp_late((uint64_t)late_ns(took_send_us, t0));
 			return 1;
 		case KERNEL:
 			return 0;
@@ -591,6 +627,8 @@ bool kp_fast_try_recv(struct kp_req *r)
 		return false;
 	if (!recv_now(r->comm, r->buf, r->count, r->type, r->peer, r->tag, &r->status, &err))
 		return false;
+	r->timed = kp_wp_on;	/* the message was there first: no Late Sender */
+	r->late_ns = 0;
 	r->err = err;
 	r->state = RS_COMPLETE;
 	if (r->user_freed)
@@ -668,6 +706,10 @@ static void deliver_upost(struct kp_req *r, struct kprog_chan_rec *rec, int w)
 		uhead = r;
 		kp_fast_to_kernel();
 		return;
+	}
+	if (r->post_ns && late_ns(took_send_us, r->post_ns) >= 0) {
+		r->timed = true;
+		r->late_ns = (uint64_t)late_ns(took_send_us, r->post_ns);
 	}
 	r->err = err;
 	r->state = RS_COMPLETE;

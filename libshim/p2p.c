@@ -382,8 +382,9 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 
 /* ---- receives ---- */
 
+/* @since: when the program's receive started (MPI_Recv), 0: now */
 static int irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
-		 struct kp_comm *c, bool blocking, struct kp_req **out)
+		 struct kp_comm *c, bool blocking, uint64_t since, struct kp_req **out)
 {
 	struct kp_req *r;
 	int rc;
@@ -393,6 +394,8 @@ static int irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 		return rc;
 	r = kp_new_op(KR_RECV, M_STD, c, buf, count, type, source, tag);
 	r->blocking = blocking;
+	if (kp_wp_on)	/* the profiler's exact Late Sender counts from here */
+		r->post_ns = since ? since : kp_now_ns();
 	/*
 	 * Receive immediate before any progress: a message already in its
 	 * channel completes the receive with no other polling (find_rec keeps
@@ -423,7 +426,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 
 	if (!c)
 		return PMPI_Irecv(buf, count, type, source, tag, comm, req);
-	rc = irecv(buf, count, type, source, tag, c, false, &r);
+	rc = irecv(buf, count, type, source, tag, c, false, 0, &r);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
 	*req = kp_handle(r);
@@ -452,6 +455,7 @@ int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MP
 {
 	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
+	uint64_t since = kp_wp_on ? kp_now_ns() : 0;
 	struct kp_req *r;
 	int rc;
 
@@ -471,7 +475,7 @@ int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MP
 			return kp_err(comm, rc);
 		}
 	}
-	rc = irecv(buf, count, type, source, tag, c, true, &r);
+	rc = irecv(buf, count, type, source, tag, c, true, since, &r);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
 	return kp_err(comm, finish_blocking(r, status));
@@ -494,7 +498,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	rc = kp_check_args(c, sendcount, dest, sendtag, false);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
-	rc = irecv(recvbuf, recvcount, recvtype, source, recvtag, c, false, &rr);
+	rc = irecv(recvbuf, recvcount, recvtype, source, recvtag, c, false, 0, &rr);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
 	rc = isend(sendbuf, sendcount, sendtype, dest, sendtag, c, M_STD, false, &rs);
@@ -553,7 +557,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 		PMPI_Type_commit(&bt);
 		rcount = count;
 	}
-	rc = irecv(tmp, rcount, bt, source, recvtag, c, false, &rr);
+	rc = irecv(tmp, rcount, bt, source, recvtag, c, false, 0, &rr);
 	if (rc != MPI_SUCCESS)
 		goto out;
 	rc = isend(buf, count, type, dest, sendtag, c, M_STD, false, &rs);

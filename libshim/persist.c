@@ -83,7 +83,10 @@ static int start_one(struct kp_req *r)
 {
 	if (!r->persistent || r->state != RS_INACTIVE)
 		return MPI_ERR_REQUEST;
-	return r->kind == KR_SEND ? kp_start_send(r) : kp_start_recv(r);
+	if (r->kind == KR_SEND)
+		return kp_start_send(r);
+	r->post_ns = kp_wp_on ? kp_now_ns() : 0;	/* the profiler's receive start */
+	return kp_start_recv(r);
 }
 
 int MPI_Start(MPI_Request *req)

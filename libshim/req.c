@@ -258,10 +258,19 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 	r->status._cancelled = cancelled;
 	r->err = cancelled ? MPI_SUCCESS : kp_errno_to_mpi(-cqe->error);
 	r->status.MPI_ERROR = r->err;
-	/* Late Sender as the kernel measured it (KPROG_JOIN_TIMES), 0 if none. */
+	/*
+	 * Late Sender as the kernel measured it (KPROG_JOIN_TIMES), 0 if
+	 * none; from the receive's start in the program (post_ns: MPI_Recv
+	 * may have spun on a channel before it posted in the kernel), which
+	 * is the same clock (CLOCK_MONOTONIC).
+	 */
 	r->timed = r->kind == KR_RECV && kp.cqe_times.send_ns && kp.cqe_times.recv_ns;
-	r->late_ns = r->timed && kp.cqe_times.send_ns > kp.cqe_times.recv_ns ?
-		     kp.cqe_times.send_ns - kp.cqe_times.recv_ns : 0;
+	if (r->timed) {
+		uint64_t since = r->post_ns && r->post_ns < kp.cqe_times.recv_ns ?
+				 r->post_ns : kp.cqe_times.recv_ns;
+
+		r->late_ns = kp.cqe_times.send_ns > since ? kp.cqe_times.send_ns - since : 0;
+	}
 	kp_log(3, "complete id %llx kind %d bytes %llu cap %llu err %d", (unsigned long long)cqe->req_id,
 	       r->kind, (unsigned long long)cqe->bytes, (unsigned long long)r->cap, cqe->error);
 

@@ -222,7 +222,8 @@ struct kp_req {
 	/* result */
 	MPI_Status status;
 	int err;		/* MPI error code of the completion */
-	bool timed;		/* a receive the kernel timed: late_ns is exact */
+	bool timed;		/* a timed receive (kernel or channel stamp): late_ns is exact */
+	uint64_t post_ns;	/* user-posted receive, profiler on: when it was posted */
 	uint64_t late_ns;	/* its Late Sender time (seed 003) */
 };
 
@@ -329,6 +330,7 @@ extern struct kp_wp_call *kp_wp_cur;	/* the profiled call in progress */
 void kp_wp_init(void);			/* reads the environment, before JOIN */
 void kp_wp_finalize(void);		/* the report, collective, before PMPI_Finalize */
 void kp_wp_req_done(const struct kp_req *r);
+void kp_wp_late(uint64_t late_ns);	/* an exact Late Sender time, for the call in progress */
 /* A request finished inside a profiled call: charge its kernel times. */
 #define KP_WP_REQ_DONE(r) do { if (__builtin_expect(kp_wp_cur != NULL, 0)) kp_wp_req_done(r); } while (0)
 /* The shim's own MPI_Recv, MPI_Ssend, MPI_Wait, MPI_Waitall (waitprof.c wraps them). */

@@ -9,7 +9,10 @@
  * the cheap call path) and logarithmic message-size class. Beyond the
  * seed: for receives kprog's kernel timed (KPROG_JOIN_TIMES), the exact
  * Late Sender time (send post minus receive post, when positive) is added
- * up beside the estimate, per call site and class.
+ * up beside the estimate, per call site and class; for fast-path messages
+ * the same from the send time the sender's shim stamps into the record
+ * (kprog_chan_rec.send_us, fast.c), or exactly 0 when the message was
+ * there before the receive.
  *
  * At MPI_Finalize: <prefix>.<rank> per process and <prefix>.all (all
  * ranks, per call path) written by world rank 0, prefix
@@ -124,12 +127,18 @@ static inline void leave(struct kp_wp_call *w, uint64_t bytes)
 	}
 }
 
-void kp_wp_req_done(const struct kp_req *r)
+void kp_wp_late(uint64_t late_ns)
 {
-	if (!r->timed)
+	if (!kp_wp_cur)
 		return;
 	kp_wp_cur->ls_n++;
-	kp_wp_cur->ls_ns += r->late_ns;
+	kp_wp_cur->ls_ns += late_ns;
+}
+
+void kp_wp_req_done(const struct kp_req *r)
+{
+	if (r->timed)
+		kp_wp_late(r->late_ns);
 }
 
 /* Bytes received: Open MPI's status keeps them (the shim fills it too). */
@@ -462,7 +471,7 @@ void kp_wp_finalize(void)
 		fprintf(f, "# kprog wait-state profile of rank %d, %.6f s from MPI_Init to MPI_Finalize%s\n",
 			rank, runtime, tab.used * 4 >= tab.cap * 3 ? " (call sites merged: table full)" : "");
 		fprintf(f, "# wait: time above the minimum of the (function, size class), local for point-to-point, global for collectives (seed 003);\n"
-			   "# kernel_ls: Late Sender measured by kprog's kernel for the ls_msgs receives it timed\n");
+			   "# kernel_ls: exact Late Sender measured by kprog for the ls_msgs receives it timed (the kernel's time stamps; for fast-path messages the send time the sender stamped in the record)\n");
 		write_rows(f, rows, n, runtime);
 		/*
 		 * On disk before the gather below: a reader on another node

@@ -11,7 +11,10 @@
  *    find their message already sent: they give the minimum. Under the
  *    module the exact, kernel-measured Late Sender time of late_recv()
  *    must be within 5% of that lateness; the minimum-based estimate is
- *    reported beside it and must show at least half of R x T.
+ *    reported beside it and must show at least half of R x T. The same
+ *    again with 64-byte messages (late_recv_small(), early_recv_small()),
+ *    which take the fast-path channels: there the exact time comes from
+ *    the send time the sender's shim stamps in the record.
  *  - Wait at NxN: R times, rank 1 computes T longer before MPI_Allreduce
  *    (late_allreduce()): rank 0's row must show at least half of R x T,
  *    rank 1's less than half of rank 0's.
@@ -24,6 +27,7 @@
 
 #define R 5
 #define BYTES (64 << 10)
+#define SMALL 64	/* below fast_limit: a channel record */
 static const double T = 0.2;	/* seconds: well above a loaded machine's wake-up delays */
 
 static char buf[BYTES];
@@ -59,6 +63,16 @@ __attribute__((noinline)) void late_recv(void)
 __attribute__((noinline)) void early_recv(void)
 {
 	MPI_CHECK(MPI_Recv(buf, BYTES, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+}
+
+__attribute__((noinline)) void late_recv_small(void)
+{
+	MPI_CHECK(MPI_Recv(buf, SMALL, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+}
+
+__attribute__((noinline)) void early_recv_small(void)
+{
+	MPI_CHECK(MPI_Recv(buf, SMALL, MPI_BYTE, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 }
 
 __attribute__((noinline)) void late_allreduce(void)
@@ -134,13 +148,88 @@ static struct row find(const char *path, const char *site, const char *fn)
 	return r;
 }
 
+/*
+ * One early and one late receive of @bytes (tags @tl, @te); on rank 1
+ * returns the lateness the program really produced (see the top).
+ */
+static double late_sender(int rank, double off, int bytes, int tl, int te, void (*late)(void),
+			  void (*early)(void))
+{
+	double start, ts, tr;
+	MPI_Request req;
+
+	/* early: the send is posted before the receive */
+	if (rank == 0)
+		MPI_CHECK(MPI_Isend(buf, bytes, MPI_BYTE, 1, te, MPI_COMM_WORLD, &req));
+	MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+	if (rank == 1) {
+		compute_until(now() + 0.002);
+		early();
+	} else {
+		MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+	}
+	/*
+	 * late: the sender computes T longer than the receiver. They
+	 * start at an agreed instant S of rank 0's clock (rank 1
+	 * converts it, and the time in the message, with the clock
+	 * offset), so that how late each leaves the broadcast does
+	 * not count.
+	 */
+	start = now() + 0.02;
+	MPI_CHECK(MPI_Bcast(&start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+	start -= off;
+	if (rank == 0) {
+		compute_until(start + T);
+		ts = now();	/* travels in the message */
+		memcpy(buf, &ts, sizeof(ts));
+		MPI_CHECK(MPI_Send(buf, bytes, MPI_BYTE, 1, tl, MPI_COMM_WORLD));
+		return 0;
+	}
+	compute_until(start);
+	tr = now();
+	late();
+	memcpy(&ts, buf, sizeof(ts));
+	return ts - off - tr;
+}
+
+/*
+ * Rank 1: the rows of one late/early pair of call sites; the exact time
+ * within 5% of the lateness produced (under the module), the estimate at
+ * least half of what was planted.
+ */
+static void check_late(const char *path, const char *site, const char *what, double actual,
+		       int kernel)
+{
+	struct row r = find(path, site, "MPI_Recv");
+
+	CHECK(r.found, "no MPI_Recv row of %s in %s", site, path);
+	CHECK(r.calls == R, "%s calls %llu", site, r.calls);
+	printf("late sender per message (%s): planted %.6f s, as the program saw it %.6f s; "
+	       "exact %.6f s (%llu messages timed), estimate %.6f s\n", what, T, actual / R,
+	       r.kls >= 0 ? r.kls / R : -1.0, r.lsn, r.wait / R);
+	/*
+	 * The reference is the lateness the program produced, each side
+	 * reading CLOCK_MONOTONIC just before its call: a loaded machine
+	 * wakes the sender up later than asked, and kprog must see exactly
+	 * that.
+	 */
+	if (kernel) {
+		CHECK(r.lsn == R, "%s: kprog timed %llu of %d receives", what, r.lsn, R);
+		CHECK(r.kls > 0.95 * actual && r.kls < 1.05 * actual,
+		      "%s: exact Late Sender %.6f s per message, the program's %.6f s", what,
+		      r.kls / R, actual / R);
+	}
+	/* the estimate: at least half of what was planted */
+	CHECK(r.wait > 0.5 * R * T, "%s: estimated Late Sender %.6f s of %.6f s", what, r.wait,
+	      R * T);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = getenv("WAITSTATE_DIR");
 	char prefix[256], path[300];
 	int rank, size, i, kernel;
-	MPI_Request req;
-	double start, ts, tr, actual = 0, off;
+	double start, actual = 0, actual_small = 0, off;
 	struct row r;
 
 	test_name = "waitstate";
@@ -164,38 +253,9 @@ int main(int argc, char **argv)
 	off = clock_offset(rank);
 
 	for (i = 0; i < R; i++) {
-		/* early: the send is posted before the receive */
-		if (rank == 0)
-			MPI_CHECK(MPI_Isend(buf, BYTES, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &req));
-		MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-		if (rank == 1) {
-			compute_until(now() + 0.002);
-			early_recv();
-		} else {
-			MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-		}
-		/*
-		 * late: the sender computes T longer than the receiver. They
-		 * start at an agreed instant S of rank 0's clock (rank 1
-		 * converts it, and the time in the message, with the clock
-		 * offset), so that how late each leaves the broadcast does
-		 * not count.
-		 */
-		start = now() + 0.02;
-		MPI_CHECK(MPI_Bcast(&start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-		start -= off;
-		if (rank == 0) {
-			compute_until(start + T);
-			ts = now();	/* travels in the message */
-			memcpy(buf, &ts, sizeof(ts));
-			MPI_CHECK(MPI_Send(buf, BYTES, MPI_BYTE, 1, 1, MPI_COMM_WORLD));
-		} else {
-			compute_until(start);
-			tr = now();
-			late_recv();
-			memcpy(&ts, buf, sizeof(ts));
-			actual += ts - off - tr;
-		}
+		actual += late_sender(rank, off, BYTES, 1, 2, late_recv, early_recv);
+		actual_small += late_sender(rank, off, SMALL, 3, 4, late_recv_small,
+					    early_recv_small);
 		/* Wait at NxN: rank 1 arrives T late, from an agreed instant */
 		start = now() + 0.02;
 		MPI_CHECK(MPI_Bcast(&start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
@@ -207,26 +267,8 @@ int main(int argc, char **argv)
 
 	snprintf(path, sizeof(path), "%s.%d", prefix, rank);
 	if (rank == 1) {
-		r = find(path, "late_recv+", "MPI_Recv");
-		CHECK(r.found, "no MPI_Recv row of late_recv in %s", path);
-		CHECK(r.calls == R, "late_recv calls %llu", r.calls);
-		printf("late sender per message: planted %.6f s, as the program saw it %.6f s; "
-		       "kernel %.6f s (%llu messages timed), estimate %.6f s\n", T, actual / R,
-		       r.kls >= 0 ? r.kls / R : -1.0, r.lsn, r.wait / R);
-		/*
-		 * The reference is the lateness the program produced, each
-		 * side reading CLOCK_MONOTONIC just before its call: a loaded
-		 * machine wakes the sender up later than asked, and the
-		 * kernel must see exactly that.
-		 */
-		if (kernel) {
-			CHECK(r.lsn == R, "kernel timed %llu of %d receives", r.lsn, R);
-			CHECK(r.kls > 0.95 * actual && r.kls < 1.05 * actual,
-			      "kernel Late Sender %.6f s per message, the program's %.6f s", r.kls / R,
-			      actual / R);
-		}
-		/* the estimate: at least half of what was planted */
-		CHECK(r.wait > 0.5 * R * T, "estimated Late Sender %.6f s of %.6f s", r.wait, R * T);
+		check_late(path, "late_recv+", "64 KiB, kernel path", actual, kernel);
+		check_late(path, "late_recv_small+", "64 B, fast path", actual_small, kernel);
 	}
 	/*
 	 * Wait at NxN shows on rank 0, the early one, and much less on the

@@ -543,7 +543,13 @@ struct kprog_chan_rec {
 	__u32 len;		/* payload bytes */
 	__u32 context;
 	__s32 tag;
-	__u32 __pad;
+	/*
+	 * The producer's CLOCK_MONOTONIC in microseconds, modulo 2^32, when
+	 * it wrote the record, if its wait-state profiler is on (else 0):
+	 * the consumer's exact Late Sender time of fast-path messages. Only
+	 * the two processes read it; the kernel ignores it.
+	 */
+	__u32 send_us;
 };
 
 struct kprog_chan_dir {
