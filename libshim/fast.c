@@ -234,6 +234,7 @@ static void status_fill(MPI_Status *st, struct kp_comm *c, int w, int tag, size_
 /* ---- the wait-state profiler's exact Late Sender of fast-path messages ---- */
 
 static uint32_t took_send_us;	/* stamp of the record take_rec() took last */
+uint64_t kp_fast_spin_t0;	/* when kp_fast_recv_spin() last began */
 
 /* A record's send time: CLOCK_MONOTONIC in us modulo 2^32, never 0 (0: none). */
 static uint32_t stamp_us(uint64_t ns)
@@ -245,14 +246,14 @@ static uint32_t stamp_us(uint64_t ns)
 
 /*
  * Late Sender of a receive posted at post_ns whose message was stamped
- * send_us: how much later than the receive the send started, 0 if it did
+ * send_us, taken at now: how much later than the receive the send started, 0 if it did
  * not. The stamp is the send time modulo 2^32 us (71 minutes): taken as
  * the latest such time before now, which it is for any wait shorter than
  * that. -1: the sender did not stamp (its profiler is off).
  */
-static int64_t late_ns(uint32_t send_us, uint64_t post_ns)
+static int64_t late_ns(uint32_t send_us, uint64_t post_ns, uint64_t now)
 {
-	uint64_t now = kp_now_ns(), send;
+	uint64_t send;
 
 	if (!send_us)
 		return -1;
@@ -559,7 +560,7 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 {
 	struct kprog_chan_rec *rec;
 	unsigned int n;
-	uint64_t t0;
+	uint64_t t0, now;
 	uint32_t ev;
 	int w;
 
@@ -571,14 +572,20 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 		return 0;
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
 	t0 = kp_now_ns();
+	kp_fast_spin_t0 = t0;	/* the receive's start, for the profiler (p2p.c) */
 	for (n = 0;; n++) {
 		switch (find_rec(w, c->ctx, tag, &rec)) {
 		case FOUND:
 			if (!take_rec(rec, w, c, buf, count, type, st, err))
 				continue;
-			kp_spin_record(&kp.spin, kp_now_ns() - t0, false);
-			if (kp_wp_on && late_ns(took_send_us, t0) >= 0)
-				kp_wp_late((uint64_t)late_ns(took_send_us, t0));
+			now = kp_now_ns();
+			kp_spin_record(&kp.spin, now - t0, false);
+			if (kp_wp_on) {
+				int64_t late = late_ns(took_send_us, t0, now);
+
+				if (late >= 0)
+					kp_wp_late((uint64_t)late);
+			}
 			return 1;
 		case KERNEL:
 			return 0;
@@ -707,9 +714,13 @@ static void deliver_upost(struct kp_req *r, struct kprog_chan_rec *rec, int w)
 		kp_fast_to_kernel();
 		return;
 	}
-	if (r->post_ns && late_ns(took_send_us, r->post_ns) >= 0) {
-		r->timed = true;
-		r->late_ns = (uint64_t)late_ns(took_send_us, r->post_ns);
+	if (r->post_ns) {	/* the profiler is on */
+		int64_t late = late_ns(took_send_us, r->post_ns, kp_now_ns());
+
+		if (late >= 0) {
+			r->timed = true;
+			r->late_ns = (uint64_t)late;
+		}
 	}
 	r->err = err;
 	r->state = RS_COMPLETE;

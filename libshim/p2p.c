@@ -455,13 +455,14 @@ int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MP
 {
 	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
-	uint64_t since = kp_wp_on ? kp_now_ns() : 0;
+	uint64_t since = 0;
 	struct kp_req *r;
 	int rc;
 
 	if (!c)
 		return KP_PMPI(PMPI_Recv(buf, count, type, source, tag, comm, status));
 	/* receive immediate: no request object */
+	kp_fast_spin_t0 = 0;
 	if (kp_fast_active() && kp_check_args(c, count, source, tag, true) == MPI_SUCCESS) {
 		MPI_Status st;
 
@@ -475,6 +476,13 @@ int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MP
 			return kp_err(comm, rc);
 		}
 	}
+	/*
+	 * The profiler's receive start: when the channel spin began (no
+	 * extra clock read), else now (irecv()); the spin may have lasted
+	 * milliseconds, which a later start would leave out.
+	 */
+	if (kp_wp_on)
+		since = kp_fast_spin_t0;
 	rc = irecv(buf, count, type, source, tag, c, true, since, &r);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);

@@ -293,6 +293,7 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 		 int tag, int mode);	/* 1: sent and complete */
 int kp_fast_recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
 		     int tag, MPI_Status *st, int *err);	/* 1: received */
+extern uint64_t kp_fast_spin_t0;	/* when kp_fast_recv_spin() last began */
 int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
 		      int tag, MPI_Status *st, int *err);	/* ... polling its channel */
 void kp_fast_dump(void);		/* state for a wait that hangs */

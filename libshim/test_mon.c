@@ -190,11 +190,37 @@ static void test_minimum(void)
 	kp_wp_table_free(&t);
 }
 
+/* The hot path adds integer ticks and ns; kp_wp_fold() brings them into the doubles. */
+static void test_fold(void)
+{
+	struct kp_wp_table t;
+	struct kp_wp_cell *c;
+
+	EXPECT(!kp_wp_table_init(&t, 16), "table");
+	c = kp_wp_record(&t, KP_WP_RECV, 7, 64, 10.0);	/* first call: the slow path */
+	EXPECT(c && c->tmin == UINT64_MAX, "a new cell has no integer minimum");
+	kp_wp_add(c, 4);
+	kp_wp_add(c, 20);
+	c->ls_n += 2;
+	c->ls_ns += 3000000000ull;
+	EXPECT(c->n == 3 && c->sum == 10.0 && c->min == 10.0, "not folded yet");
+	kp_wp_fold(&t);
+	EXPECT(c->n == 3 && c->sum == 34.0 && c->min == 4.0, "folded: sum %g min %g", c->sum, c->min);
+	EXPECT(c->ls_exact == 3.0 && c->ls_ns == 0, "late sender in seconds: %g", c->ls_exact);
+	kp_wp_fold(&t);
+	EXPECT(c->sum == 34.0 && c->min == 4.0 && c->ls_exact == 3.0, "folding twice changes nothing");
+	kp_wp_add(c, 50);
+	kp_wp_fold(&t);
+	EXPECT(c->n == 4 && c->sum == 84.0 && c->min == 4.0, "a larger call keeps the minimum");
+	kp_wp_table_free(&t);
+}
+
 int main(void)
 {
 	test_sessions();
 	test_files();
 	test_classes();
 	test_minimum();
+	test_fold();
 	return EXPECT_SUMMARY();
 }

@@ -105,17 +105,14 @@ static inline void enter(struct kp_wp_call *w, int fn, void *site)
 
 static inline void leave(struct kp_wp_call *w, uint64_t bytes)
 {
-	double d = (double)(ticks() - w->t0);	/* in ticks until the report */
+	uint64_t d = ticks() - w->t0;	/* in ticks until the report */
 	struct kp_wp_cell *c = last[w->fn];
 
 	/* the common case: the same call site and size class as last time */
 	if (c && c->site == w->site && c->cls == kp_wp_class(bytes)) {
-		c->n++;
-		c->sum += d;
-		if (d < c->min)
-			c->min = d;
+		kp_wp_add(c, d);
 	} else {
-		c = kp_wp_record(&tab, w->fn, w->site, bytes, d);
+		c = kp_wp_record(&tab, w->fn, w->site, bytes, (double)d);
 		last[w->fn] = c;
 	}
 
@@ -123,7 +120,7 @@ static inline void leave(struct kp_wp_call *w, uint64_t bytes)
 		kp_wp_cur = NULL;
 	if (c && w->ls_n) {
 		c->ls_n += w->ls_n;
-		c->ls_exact += w->ls_ns * 1e-9;	/* seconds already */
+		c->ls_ns += w->ls_ns;	/* seconds at kp_wp_fold() */
 	}
 }
 
@@ -296,6 +293,7 @@ static void to_seconds(void)
 {
 	unsigned int i;
 
+	kp_wp_fold(&tab);
 	for (i = 0; i < tab.cap; i++) {
 		tab.cells[i].sum *= sec_per_tick;
 		tab.cells[i].min *= sec_per_tick;

@@ -68,6 +68,7 @@ static struct kp_wp_cell *find(struct kp_wp_table *t, int fn, uint64_t site, int
 			c->cls = cls;
 			c->site = site;
 			c->min = INFINITY;
+			c->tmin = UINT64_MAX;
 			t->used++;
 			return c;
 		}
@@ -92,6 +93,25 @@ struct kp_wp_cell *kp_wp_record(struct kp_wp_table *t, int fn, uint64_t site, ui
 	if (d < c->min)
 		c->min = d;
 	return c;
+}
+
+void kp_wp_fold(struct kp_wp_table *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->cap; i++) {
+		struct kp_wp_cell *c = &t->cells[i];
+
+		if (!c->used)
+			continue;
+		c->sum += (double)c->tsum;
+		if (c->tmin != UINT64_MAX && (double)c->tmin < c->min)
+			c->min = (double)c->tmin;
+		c->ls_exact += (double)c->ls_ns * 1e-9;
+		c->tsum = 0;
+		c->tmin = UINT64_MAX;
+		c->ls_ns = 0;
+	}
 }
 
 void kp_wp_local_min(const struct kp_wp_table *t, double mins[KP_WP_NFN][KP_WP_NCLASS])

@@ -33,6 +33,14 @@ struct kp_wp_cell {
 	double sum, min;	/* seconds */
 	uint64_t ls_n;		/* completed receives with kernel times */
 	double ls_exact;	/* their summed Late Sender time, seconds */
+	/*
+	 * The profiled calls' hot path adds integers only (floating point is
+	 * a helper call per operation under emulation, the test VM): ticks
+	 * and nanoseconds here, folded into sum, min and ls_exact by
+	 * kp_wp_fold() before any statistics are read.
+	 */
+	uint64_t tsum, tmin;	/* ticks; tmin UINT64_MAX while none */
+	uint64_t ls_ns;
 };
 
 struct kp_wp_table {
@@ -46,6 +54,16 @@ void kp_wp_table_free(struct kp_wp_table *t);
 /* Records one call; returns its cell (for the kernel's Late Sender). */
 struct kp_wp_cell *kp_wp_record(struct kp_wp_table *t, int fn, uint64_t site, uint64_t bytes,
 				double d);
+/* One more call of d ticks on cell c (the hot path: integers only). */
+static inline void kp_wp_add(struct kp_wp_cell *c, uint64_t d)
+{
+	c->n++;
+	c->tsum += d;
+	if (d < c->tmin)
+		c->tmin = d;
+}
+/* Fold the integer sums into sum, min and ls_exact (before reading them). */
+void kp_wp_fold(struct kp_wp_table *t);
 /* mins[fn][cls]: minimum over the table's call sites (INFINITY if none). */
 void kp_wp_local_min(const struct kp_wp_table *t, double mins[KP_WP_NFN][KP_WP_NCLASS]);
 /* Waiting time of one cell given the minimum of its (fn, cls). */
