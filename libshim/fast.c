@@ -245,11 +245,12 @@ static uint32_t stamp_us(uint64_t ns)
 }
 
 /*
- * Late Sender of a receive posted at post_ns whose message was stamped
- * send_us, taken at now: how much later than the receive the send started, 0 if it did
- * not. The stamp is the send time modulo 2^32 us (71 minutes): taken as
- * the latest such time before now, which it is for any wait shorter than
- * that. -1: the sender did not stamp (its profiler is off).
+ * Late Sender of a receive posted at post_ns whose message, stamped
+ * send_us, was taken at now: how much later than the receive the send
+ * started, 0 if it did not. The stamp is the send time modulo 2^32 us
+ * (71 minutes): taken as the latest such time before now, which it is
+ * for any wait shorter than that. -1: the sender did not stamp (its
+ * profiler is off).
  */
 static int64_t late_ns(uint32_t send_us, uint64_t post_ns, uint64_t now)
 {
@@ -544,8 +545,7 @@ int kp_fast_recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type,
 {
 	if (source == MPI_PROC_NULL || !recv_now(c, buf, count, type, source, tag, st, err))
 		return 0;
-	if (kp_wp_on)
-		kp_wp_late(0);	/* the message was there first: exactly no Late Sender */
+	kp_wp_late(0);	/* the message was there first: exactly no Late Sender */
 	return 1;
 }
 

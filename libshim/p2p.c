@@ -233,6 +233,14 @@ static int isend(const void *buf, int count, MPI_Datatype type, int dest, int ta
 	return MPI_SUCCESS;
 }
 
+/* Send immediate (valid arguments only): 1 if the send is complete. */
+static int send_now(const void *buf, int count, MPI_Datatype type, int dest, int tag,
+		    struct kp_comm *c, int mode)
+{
+	return count >= 0 && tag >= 0 && dest >= 0 && dest < c->size &&
+	       kp_fast_send(c, buf, count, type, dest, tag, mode);
+}
+
 static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 			 MPI_Comm comm, struct kp_comm *c, int mode)
 {
@@ -240,8 +248,7 @@ static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest
 	int rc;
 
 	/* send immediate: no request object */
-	if (count >= 0 && tag >= 0 && dest >= 0 && dest < c->size &&
-	    kp_fast_send(c, buf, count, type, dest, tag, mode))
+	if (send_now(buf, count, type, dest, tag, c, mode))
 		return MPI_SUCCESS;
 	rc = isend(buf, count, type, dest, tag, c, mode, true, &r);
 
@@ -260,8 +267,7 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
 	int rc;
 
 	/* send immediate: complete now, the shared completed request */
-	if (count >= 0 && tag >= 0 && dest >= 0 && dest < c->size &&
-	    kp_fast_send(c, buf, count, type, dest, tag, mode)) {
+	if (send_now(buf, count, type, dest, tag, c, mode)) {
 		*req = kp_handle(kp_req_done_send());
 		return MPI_SUCCESS;
 	}
@@ -864,8 +870,6 @@ int MPI_Cancel(MPI_Request *req)
 	if (!req || !kp_is_req(*req))
 		return PMPI_Cancel(req);
 	kp_progress();
-	if (kp_req(*req)->shared)
-		return MPI_SUCCESS;	/* a send complete at once: nothing to cancel */
 	if (!kp_fast_cancel(kp_req(*req)))
 		kp_cancel(kp_req(*req));
 	return MPI_SUCCESS;

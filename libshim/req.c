@@ -673,9 +673,7 @@ int kp_req_finish(MPI_Request *h, MPI_Status *st, bool with_error, MPI_Comm *err
 		*errcomm = kp_req_comm(r);
 	kp_status_copy(st, r, with_error);
 	KP_WP_REQ_DONE(r);
-	if (r->shared) {
-		*h = MPI_REQUEST_NULL;
-	} else if (r->persistent) {
+	if (r->persistent) {
 		r->state = RS_INACTIVE;
 	} else {
 		kp_req_release(r);

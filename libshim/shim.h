@@ -223,7 +223,7 @@ struct kp_req {
 	MPI_Status status;
 	int err;		/* MPI error code of the completion */
 	bool timed;		/* a timed receive (kernel or channel stamp): late_ns is exact */
-	uint64_t post_ns;	/* user-posted receive, profiler on: when it was posted */
+	uint64_t post_ns;	/* receive, profiler on: when the program started it */
 	uint64_t late_ns;	/* its Late Sender time (seed 003) */
 };
 
