@@ -70,13 +70,24 @@ static void unlink_comm(MPI_Comm comm)
 }
 
 /*
- * Decide for a new communicator; collective over it when it qualifies
- * (every member reaches the same decision from the same member list).
- * Within the node it qualifies when kprog is active; across nodes only
- * if the job joined with the network transport (agreed over the world at
- * MPI_Init), and its members confirm that in the same Allreduce that
- * agrees on the context id: if one cannot, the whole communicator passes
- * through to Open MPI.
+ * Decide for a new communicator. Within the node it qualifies when kprog
+ * is active; across nodes only if the job joined with the network
+ * transport, which MPI_Init agreed over the whole world (kp.net is the
+ * same on every rank, so every member of a communicator of world ranks
+ * decides alike without asking the others).
+ *
+ * The context id is Open MPI's own, which Open MPI agreed over every
+ * member (across nodes too), where it can be read. No collective runs
+ * here then, and none may: a blocking Allreduce would run under the
+ * shim's lock (MPI_THREAD_MULTIPLE: a thread of another rank that must
+ * join it waits for that lock behind a constructor of another
+ * communicator, so two ranks finishing their constructors in different
+ * orders deadlock), or inside progress for MPI_Comm_idup (kp_idup_poll(),
+ * while the peer may sleep in the kernel for a message this rank sends
+ * only later). Only where Open MPI's ids cannot be read does an
+ * Allreduce number the communicator; MPI_Init then refused
+ * MPI_THREAD_MULTIPLE and MPI_Comm_idup passes through, so it runs in a
+ * constructor, called in the same order on every member.
  */
 void kp_comm_register(MPI_Comm comm, uint32_t fixed_ctx, bool fixed)
 {
@@ -84,7 +95,7 @@ void kp_comm_register(MPI_Comm comm, uint32_t fixed_ctx, bool fixed)
 	int *ranks, *c2w;
 	MPI_Group g, wg;
 	struct kp_comm *c;
-	uint32_t mine[2], agreed[2];
+	uint32_t mine, agreed;
 
 	if (!kp.active || comm == MPI_COMM_NULL)
 		return;
@@ -117,35 +128,20 @@ void kp_comm_register(MPI_Comm comm, uint32_t fixed_ctx, bool fixed)
 		free(c2w);
 		return;
 	}
-	/*
-	 * Open MPI's own context id, where it can be read, is agreed over
-	 * every member already (across nodes too): one numbering for all.
-	 */
-	if (fixed && !spans) {
-		agreed[0] = fixed_ctx;
-	} else if (!spans && kp_ompi_cid_usable()) {
-		agreed[0] = kp_ompi_cid(comm);	/* Open MPI agreed it: ompi_cid.c */
-	} else if (!spans) {
-		mine[0] = next_ctx;
-		PMPI_Allreduce(mine, agreed, 1, MPI_UINT32_T, MPI_MAX, comm);
-		next_ctx = agreed[0] + 1;
+	if (fixed) {
+		agreed = fixed_ctx;
+	} else if (kp_ompi_cid_usable()) {
+		agreed = kp_ompi_cid(comm);	/* Open MPI agreed it: ompi_cid.c */
 	} else {
-		/* [1]: a member that cannot reach every other one says so */
-		mine[0] = fixed ? fixed_ctx : kp_ompi_cid_usable() ? kp_ompi_cid(comm) : next_ctx;
-		mine[1] = !kp.net;
-		PMPI_Allreduce(mine, agreed, 2, MPI_UINT32_T, MPI_MAX, comm);
-		if (!fixed && !kp_ompi_cid_usable())
-			next_ctx = agreed[0] + 1;
-		if (agreed[1]) {
-			free(c2w);
-			return;
-		}
+		mine = next_ctx;
+		PMPI_Allreduce(&mine, &agreed, 1, MPI_UINT32_T, MPI_MAX, comm);
+		next_ctx = agreed + 1;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
 	c->comm = comm;
-	c->ctx = agreed[0];
+	c->ctx = agreed;
 	c->spans = spans;
 	c->size = size;
 	c->rank = rank;
