@@ -68,6 +68,7 @@ extern unsigned int kprog_ib_max_reg_mb;
 extern unsigned int kprog_ib_reg_pages;
 extern unsigned int kprog_ib_max_reads;
 extern unsigned int kprog_ib_conn_mrs;
+extern unsigned int kprog_ib_keepalive_ms;
 
 /**
  * struct kprog_ib_addr - a node's address, as connections see it
@@ -239,6 +240,10 @@ struct kprog_ib_rx {
  * @rdvs: receiving transfers being pulled through it (L)
  * @credit_busy: @credit_out is posted (L)
  * @credit_out: the CREDIT message, allocated with the connection
+ * @ka_busy: the keepalive probe is posted (L)
+ * @ka_probes: probes posted, for the state file (L)
+ * @ka_cqe: the probe's completion
+ * @ka_work: posts the probe every keepalive_ms while connected
  * @err: why it died
  * @dead_work: teardown
  * @init_work: drops an end left in INIT (its exchange never completed)
@@ -285,6 +290,10 @@ struct kprog_ib_conn {
 	struct list_head rdvs;
 	bool credit_busy;
 	struct kprog_ib_out *credit_out;
+	bool ka_busy;
+	u64 ka_probes;
+	struct ib_cqe ka_cqe;
+	struct delayed_work ka_work;
 	int err;
 	struct work_struct dead_work;
 	struct delayed_work init_work;

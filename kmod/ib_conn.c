@@ -48,6 +48,18 @@
  * bound to it (ib_rndv.c), tells the core that the ranks of the peer's
  * node are lost (if it was the node's connection), and frees the QP, CQ,
  * MRs, buffers and PD. The next job's exchange connects again.
+ *
+ * Keepalive. A node that vanishes while this end has nothing posted (a
+ * sender waiting for the FIN of a transfer the peer was reading, a
+ * receive posted for a rank there) would never show as a failed
+ * completion. So every keepalive_ms an established connection posts a
+ * zero-length RDMA WRITE: the peer's HCA acknowledges it without touching
+ * memory, buffers or credits (a zero-byte operation needs no rkey, IBA
+ * C9-88), and an unanswered one fails with retry exceeded like any other
+ * request. Not a zero-length READ: rxe answers a retransmitted READ by
+ * looking up its rkey again (read_reply(), rxe_recheck_mr()), which fails
+ * for a zero-byte one and would kill a healthy connection whose ACK was
+ * merely late.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -96,6 +108,8 @@ struct workqueue_struct *kprog_ib_wq;
 static void kprog_ib_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kprog_ib_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kprog_ib_rx_work(struct work_struct *work);
+static void kprog_ib_ka_work(struct work_struct *work);
+static void kprog_ib_ka_done(struct ib_cq *cq, struct ib_wc *wc);
 
 /**
  * kprog_ib_out_alloc() - a message to send
@@ -197,6 +211,8 @@ static struct kprog_ib_conn *kprog_ib_conn_alloc(const struct kprog_ib_addr *pee
 	INIT_LIST_HEAD(&conn->rdvs);
 	INIT_WORK(&conn->dead_work, kprog_ib_conn_dead_work);
 	INIT_DELAYED_WORK(&conn->init_work, kprog_ib_conn_init_work);
+	INIT_DELAYED_WORK(&conn->ka_work, kprog_ib_ka_work);
+	conn->ka_cqe.done = kprog_ib_ka_done;
 	kprog_ib_gauge_add(KPROG_IB_G_CONNS, 1);
 	return conn;
 }
@@ -408,6 +424,82 @@ static void kprog_ib_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&conn->lock);
 	if (!out->credit)
 		kprog_ib_out_free(out);
+	kprog_ib_conn_count(wc, start);
+}
+
+/* Under conn->lock: probe again in keepalive_ms (the timer holds a ref). */
+static void kprog_ib_ka_arm(struct kprog_ib_conn *conn)
+{
+	if (!kprog_ib_keepalive_ms || conn->loopback ||
+	    conn->state != KPROG_IB_CS_CONNECTED)
+		return;
+	kref_get(&conn->ref);
+	if (!queue_delayed_work(kprog_ib_wq, &conn->ka_work,
+				msecs_to_jiffies(kprog_ib_keepalive_ms)))
+		kprog_ib_conn_put(conn);	/* not the last: the caller has one */
+}
+
+/* Under conn->lock, connected: post the zero-length WRITE. */
+static int kprog_ib_ka_post(struct kprog_ib_conn *conn)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe = &conn->ka_cqe,
+			.opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+	};
+	int err;
+
+	conn->sends_free--;
+	err = ib_post_send(conn->qp, &wr.wr, NULL);
+	if (err) {
+		conn->sends_free++;
+		return err;
+	}
+	conn->ka_busy = true;
+	conn->ka_probes++;
+	return 0;
+}
+
+static void kprog_ib_ka_work(struct work_struct *work)
+{
+	struct kprog_ib_conn *conn = container_of(to_delayed_work(work),
+						  struct kprog_ib_conn,
+						  ka_work);
+	int err;
+
+	spin_lock_bh(&conn->lock);
+	/* A probe still out, or no send slot: the QP's retries decide. */
+	if (conn->state == KPROG_IB_CS_CONNECTED && !conn->ka_busy &&
+	    conn->sends_free) {
+		err = kprog_ib_ka_post(conn);
+		if (err)
+			kprog_ib_conn_fail_locked(conn, err);
+	}
+	kprog_ib_ka_arm(conn);
+	spin_unlock_bh(&conn->lock);
+	kprog_ib_conn_put(conn);	/* the timer's */
+}
+
+static void kprog_ib_ka_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kprog_ib_conn *conn = container_of(wc->wr_cqe,
+						  struct kprog_ib_conn, ka_cqe);
+	u64 start = kprog_stat_clock();
+
+	spin_lock_bh(&conn->lock);
+	conn->sends_free++;
+	conn->ka_busy = false;
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_debug("kprog_ib: keepalive to %pI4 failed: %s\n",
+				 conn->peer.addr, ib_wc_status_msg(wc->status));
+		kprog_ib_conn_fail_locked(conn, -ETIMEDOUT);
+	} else if (conn->state == KPROG_IB_CS_CONNECTED) {
+		kprog_ib_conn_flush(conn);	/* a send slot came back */
+	}
+	spin_unlock_bh(&conn->lock);
 	kprog_ib_conn_count(wc, start);
 }
 
@@ -624,11 +716,16 @@ static int kprog_ib_conn_setup(struct kprog_ib_conn *conn,
 	}
 	conn->qp = qp;
 	conn->qpn = qp->qp_num;
-	/* The peer READs this end's registrations; nothing else remote. */
+	/*
+	 * The peer READs this end's registrations. REMOTE_WRITE only admits
+	 * the zero-length keepalive WRITE: every MR is registered for remote
+	 * reads alone and the PD has no global rkey, so no byte of memory
+	 * is writable from the wire.
+	 */
 	attr.qp_state = IB_QPS_INIT;
 	attr.pkey_index = 0;
 	attr.port_num = p->port;
-	attr.qp_access_flags = IB_ACCESS_REMOTE_READ;
+	attr.qp_access_flags = IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE;
 	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 	if (err)
@@ -808,6 +905,7 @@ static int kprog_ib_conn_rtr_rts(struct kprog_ib_conn *conn,
 		conn->cr.avail += r->recv_bufs;
 		conn->state = KPROG_IB_CS_CONNECTED;
 		kprog_ib_conn_flush(conn);
+		kprog_ib_ka_arm(conn);
 	}
 	spin_unlock_bh(&conn->lock);
 	return 0;
@@ -1154,6 +1252,9 @@ static void kprog_ib_conn_dead_work(struct work_struct *work)
 	flush_workqueue(kprog_ib_wq);
 	if (cancel_delayed_work_sync(&conn->init_work))
 		kprog_ib_conn_put(conn);	/* the timer's */
+	/* Dead: a running probe worker does not arm again. */
+	if (cancel_delayed_work_sync(&conn->ka_work))
+		kprog_ib_conn_put(conn);	/* the timer's */
 
 	spin_lock_bh(&conn->lock);
 	list_splice_init(&conn->backlog, &backlog);
@@ -1219,12 +1320,13 @@ void kprog_ib_conn_show(struct seq_file *m)
 	spin_lock_bh(&kprog_ib_conns_lock);
 	list_for_each_entry(conn, &kprog_ib_conns, lnode) {
 		spin_lock(&conn->lock);
-		seq_printf(m, "conn %pI4 qp %u remote %u%s%s state %u credits %u inflight %u owed %u sends_free %u reads_free %u mrs_out %u\n",
+		seq_printf(m, "conn %pI4 qp %u remote %u%s%s state %u credits %u inflight %u owed %u sends_free %u reads_free %u mrs_out %u probes %llu\n",
 			   conn->peer.addr, conn->qpn, conn->remote_qpn,
 			   conn->listed ? " listed" : "",
 			   conn->loopback ? " loopback" : "", conn->state,
 			   conn->cr.avail, conn->cr.inflight, conn->cr.owed,
-			   conn->sends_free, conn->reads_free, conn->mrs_out);
+			   conn->sends_free, conn->reads_free, conn->mrs_out,
+			   conn->ka_probes);
 		spin_unlock(&conn->lock);
 	}
 	spin_unlock_bh(&kprog_ib_conns_lock);

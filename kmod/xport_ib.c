@@ -63,6 +63,11 @@ unsigned int kprog_ib_conn_mrs = 16;
 module_param_named(conn_mrs, kprog_ib_conn_mrs, uint, 0444);
 MODULE_PARM_DESC(conn_mrs, "MRs in each connection's pool, [4, 1024] (default 16)");
 
+unsigned int kprog_ib_keepalive_ms = 2000;
+module_param_named(keepalive_ms, kprog_ib_keepalive_ms, uint, 0444);
+MODULE_PARM_DESC(keepalive_ms,
+		 "Probe an established connection this often, in ms, so that a node that vanished while nothing was in flight fails its operations (ACK timeout and retries add about 8 s); 0 = off, else [100, 600000] (default 2000)");
+
 static char *kprog_ib_node_addr_param = "";
 module_param_named(node_addr, kprog_ib_node_addr_param, charp, 0444);
 MODULE_PARM_DESC(node_addr,
@@ -202,6 +207,11 @@ static int kprog_ib_check_params(void)
 	}
 	if (kprog_ib_conn_mrs < 4 || kprog_ib_conn_mrs > 1024) {
 		pr_err("kprog_ib: conn_mrs must be in [4, 1024]\n");
+		return -EINVAL;
+	}
+	if (kprog_ib_keepalive_ms &&
+	    (kprog_ib_keepalive_ms < 100 || kprog_ib_keepalive_ms > 600000)) {
+		pr_err("kprog_ib: keepalive_ms must be 0 or in [100, 600000]\n");
 		return -EINVAL;
 	}
 	if (kprog_ib_parse_node_addr(kprog_ib_node_addr_param)) {
