@@ -43,7 +43,7 @@ void *kp_dir_reserve(struct kp_dir *d, uint32_t len, uint32_t context, int32_t t
 	r->len = len;
 	r->context = context;
 	r->tag = tag;
-	r->send_us = 0;
+	r->send_stamp = 0;
 	return r + 1;
 }
 

@@ -233,34 +233,8 @@ static void status_fill(MPI_Status *st, struct kp_comm *c, int w, int tag, size_
 
 /* ---- the wait-state profiler's exact Late Sender of fast-path messages ---- */
 
-static uint32_t took_send_us;	/* stamp of the record take_rec() took last */
-uint64_t kp_fast_spin_t0;	/* when kp_fast_recv_spin() last began */
-
-/* A record's send time: CLOCK_MONOTONIC in us modulo 2^32, never 0 (0: none). */
-static uint32_t stamp_us(uint64_t ns)
-{
-	uint32_t us = (uint32_t)(ns / 1000);
-
-	return us ? us : 1;
-}
-
-/*
- * Late Sender of a receive posted at post_ns whose message, stamped
- * send_us, was taken at now: how much later than the receive the send
- * started, 0 if it did not. The stamp is the send time modulo 2^32 us
- * (71 minutes): taken as the latest such time before now, which it is
- * for any wait shorter than that. -1: the sender did not stamp (its
- * profiler is off).
- */
-static int64_t late_ns(uint32_t send_us, uint64_t post_ns, uint64_t now)
-{
-	uint64_t send;
-
-	if (!send_us)
-		return -1;
-	send = (now / 1000 - (uint32_t)((uint32_t)(now / 1000) - send_us)) * 1000;
-	return send > post_ns ? (int64_t)(send - post_ns) : 0;
-}
+static uint32_t took_stamp;	/* send stamp of the record take_rec() took last */
+uint64_t kp_fast_spin_t0;	/* ticks when kp_fast_recv_spin() last began */
 
 /* ---- sends ---- */
 
@@ -299,7 +273,7 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 		 * microseconds; one that computes does not, and then the kernel
 		 * path buffers the message instead (after draining the channel).
 		 */
-		uint64_t t0 = kp_now_ns();
+		uint64_t t0 = kp_clock_ns();
 
 		fstats.full++;
 		unsigned int n = 0;
@@ -307,7 +281,7 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 		do {
 			kp_progress();
 			pl = kp_dir_reserve(&p->tx, (uint32_t)bytes, c->ctx, tag);
-		} while (!pl && ((++n & 15) || kp_now_ns() - t0 < (uint64_t)kp.full_wait_ns));
+		} while (!pl && ((++n & 15) || kp_clock_ns() - t0 < (uint64_t)kp.full_wait_ns));
 	}
 	if (!pl) {
 		fstats.full_fallback++;
@@ -318,7 +292,7 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 		pack_into(pl, buf, count, type, l, bytes);
 	kp_layout_put(l);
 	if (kp_wp_on)	/* the receiver's exact Late Sender (late_ns()) */
-		((struct kprog_chan_rec *)pl - 1)->send_us = stamp_us(kp_now_ns());
+		((struct kprog_chan_rec *)pl - 1)->send_stamp = kp_stamp(kp_ticks());
 	kp_dir_publish(&p->tx);
 	fstats.sent++;
 	/* The record before the flag: pairs with the receiver's fence. */
@@ -490,7 +464,7 @@ static bool take_rec(struct kprog_chan_rec *rec, int w, struct kp_comm *c, void 
 	if (!kp_rec_take(rec))
 		return false;
 	kp.activity++;
-	took_send_us = rec->send_us;	/* before DONE: then it may be rewritten */
+	took_stamp = rec->send_stamp;	/* before DONE: then it may be rewritten */
 	*err = unpack_from(kp_rec_payload(rec), rec->len, buf, count, type, &got);
 	status_fill(st, c, w, rec->tag, got, *err);
 	kp_rec_done(rec);
@@ -571,17 +545,17 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 	if (peers[w].state != PEER_MAPPED)
 		return 0;
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
-	t0 = kp_now_ns();
+	t0 = kp_ticks();
 	kp_fast_spin_t0 = t0;	/* the receive's start, for the profiler (p2p.c) */
 	for (n = 0;; n++) {
 		switch (find_rec(w, c->ctx, tag, &rec)) {
 		case FOUND:
 			if (!take_rec(rec, w, c, buf, count, type, st, err))
 				continue;
-			now = kp_now_ns();
-			kp_spin_record(&kp.spin, now - t0, false);
+			now = kp_ticks();
+			kp_spin_record(&kp.spin, kp_ticks_ns(now - t0), false);
 			if (kp_wp_on) {
-				int64_t late = late_ns(took_send_us, t0, now);
+				int64_t late = kp_stamp_late_ns(took_stamp, t0, now);
 
 				if (late >= 0)
 					kp_wp_late((uint64_t)late);
@@ -595,7 +569,7 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 		if (__atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE) != ev)
 			return 0;
 		/* no PAUSE, a clock read every 16th poll: see kp_wait_step() */
-		if (!(n & 15) && kp_now_ns() - t0 >= kp.spin.limit_ns)
+		if (!(n & 15) && kp_ticks_ns(kp_ticks() - t0) >= kp.spin.limit_ns)
 			return 0;
 	}
 }
@@ -714,8 +688,8 @@ static void deliver_upost(struct kp_req *r, struct kprog_chan_rec *rec, int w)
 		kp_fast_to_kernel();
 		return;
 	}
-	if (r->post_ns) {	/* the profiler is on */
-		int64_t late = late_ns(took_send_us, r->post_ns, kp_now_ns());
+	if (r->post_tick) {	/* the profiler is on */
+		int64_t late = kp_stamp_late_ns(took_stamp, r->post_tick, kp_ticks());
 
 		if (late >= 0) {
 			r->timed = true;

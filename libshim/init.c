@@ -50,14 +50,6 @@ void kp_logf(const char *fmt, ...)
 	fwrite(line, 1, (size_t)n, stderr);
 }
 
-uint64_t kp_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static long env_long(const char *name, long def)
 {
 	const char *s = getenv(name);
@@ -378,6 +370,7 @@ void kp_setup(int provided)
 	kp_spin_init(&kp.spin, env_long("KPROG_SPIN_US", -1), env_long("KPROG_SPIN_MIN_US", 1),
 		     env_long("KPROG_SPIN_MAX_US", 1000), 50);
 	kp.full_wait_ns = env_long("KPROG_FULL_WAIT_US", 50) * 1000;
+	kp_clock_init(NULL);	/* before anything times itself */
 	kp_wp_init();
 	if (env_long("KPROG_DISABLE", 0) == 1) {
 		kp_log(1, "KPROG_DISABLE=1: passing everything through");

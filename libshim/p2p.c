@@ -401,7 +401,7 @@ static int irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 	r = kp_new_op(KR_RECV, M_STD, c, buf, count, type, source, tag);
 	r->blocking = blocking;
 	if (kp_wp_on)	/* the profiler's exact Late Sender counts from here */
-		r->post_ns = since ? since : kp_now_ns();
+		r->post_tick = since ? since : kp_ticks();
 	/*
 	 * Receive immediate before any progress: a message already in its
 	 * channel completes the receive with no other polling (find_rec keeps

@@ -85,7 +85,7 @@ static int start_one(struct kp_req *r)
 		return MPI_ERR_REQUEST;
 	if (r->kind == KR_SEND)
 		return kp_start_send(r);
-	r->post_ns = kp_wp_on ? kp_now_ns() : 0;	/* the profiler's receive start */
+	r->post_tick = kp_wp_on ? kp_ticks() : 0;	/* the profiler's receive start */
 	return kp_start_recv(r);
 }
 

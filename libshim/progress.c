@@ -125,12 +125,17 @@ static void nap(struct kp_wait *w, bool ompi_pending)
  */
 static uint64_t idle_ns(const struct kp_wait *w, uint64_t now)
 {
-	uint64_t ev;
+	uint64_t ev, mono, ago;
 
 	if (!w->slept)
 		return now - w->last;
+	/* the stamp is CLOCK_MONOTONIC, our times kp_clock_ns(): how long ago */
 	ev = __atomic_load_n(&kp.ring->event_ns, __ATOMIC_ACQUIRE);
-	return ev > w->last && ev <= now ? ev - w->last : now - w->last;
+	mono = kp_now_ns();
+	if (ev > mono)
+		return now - w->last;
+	ago = mono - ev;
+	return ago < now - w->last ? now - w->last - ago : now - w->last;
 }
 
 /*
@@ -173,7 +178,7 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 		kp_mt_yield();	/* the other threads' turn (lock.c) */
 	if (w->t0 && kp.activity == w->seen && (++w->polls & 15))
 		return;
-	now = kp_now_ns();
+	now = kp_clock_ns();
 	advertise_waiter();
 	if (!w->t0) {
 		w->t0 = w->last = now;
@@ -208,7 +213,7 @@ void kp_wait_end(struct kp_wait *w)
 {
 	if (!w->t0)
 		return;
-	kp_spin_record(&kp.spin, idle_ns(w, kp_now_ns()), w->slept);
+	kp_spin_record(&kp.spin, idle_ns(w, kp_clock_ns()), w->slept);
 	if (kp.ring)
 		__atomic_store_n(&kp.ring->waiter_cpu, 0, __ATOMIC_RELAXED);
 }

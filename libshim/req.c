@@ -260,14 +260,14 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 	r->status.MPI_ERROR = r->err;
 	/*
 	 * Late Sender as the kernel measured it (KPROG_JOIN_TIMES), 0 if
-	 * none; from the receive's start in the program (post_ns: MPI_Recv
-	 * may have spun on a channel before it posted in the kernel), which
-	 * is the same clock (CLOCK_MONOTONIC).
+	 * none; from the receive's start in the program (post_tick: MPI_Recv
+	 * may have spun on a channel before it posted in the kernel), taken
+	 * to the kernel's clock (CLOCK_MONOTONIC).
 	 */
 	r->timed = r->kind == KR_RECV && kp.cqe_times.send_ns && kp.cqe_times.recv_ns;
 	if (r->timed) {
-		uint64_t since = r->post_ns && r->post_ns < kp.cqe_times.recv_ns ?
-				 r->post_ns : kp.cqe_times.recv_ns;
+		uint64_t post = r->post_tick ? kp_ticks_to_mono(r->post_tick) : 0;
+		uint64_t since = post && post < kp.cqe_times.recv_ns ? post : kp.cqe_times.recv_ns;
 
 		r->late_ns = kp.cqe_times.send_ns > since ? kp.cqe_times.send_ns - since : 0;
 	}
@@ -467,7 +467,7 @@ static void take_arrived(bool idle)
 	pub = kp_fast_rx_published();
 	if (have_walked && ev == walked && pub == published && recv_pushes == pushed)
 		return;
-	now = kp_now_ns();
+	now = kp_clock_ns();
 	if (!idle && have_walked && now - last_ns < ARRIVED_GAP_NS)
 		return;
 	if (pub != published)

@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <linux/kprog.h>
 #include "spin.h"
+#include "clock.h"
 
 /* ---- global state (init.c) ---- */
 struct kp_state {
@@ -104,7 +105,6 @@ int kp_net_connect(MPI_Comm leaders, const struct kprog_node_addr *nodes, int nr
 
 #define kp_log(lvl, ...) do { if (kp.verbose >= (lvl)) kp_logf(__VA_ARGS__); } while (0)
 void kp_logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-uint64_t kp_now_ns(void);
 
 /* ---- communicators (comm.c) ---- */
 struct kp_comm {
@@ -223,7 +223,7 @@ struct kp_req {
 	MPI_Status status;
 	int err;		/* MPI error code of the completion */
 	bool timed;		/* a timed receive (kernel or channel stamp): late_ns is exact */
-	uint64_t post_ns;	/* receive, profiler on: when the program started it */
+	uint64_t post_tick;	/* receive, profiler on: when the program started it (kp_ticks) */
 	uint64_t late_ns;	/* its Late Sender time (seed 003) */
 };
 

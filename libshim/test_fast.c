@@ -4,12 +4,17 @@
  * protocol as user space runs it (chan.c: reserve/publish, pad records at
  * the ring's end, room, taking out of order, release of cons only past
  * DONE and PAD records, a kernel-taken record, malformed records) and the
- * adaptive spin policy (spin.c). Last line "N passed, N failed".
+ * adaptive spin policy (spin.c), the cheap clock and the send stamps
+ * (clock.c, clock.h). Last line "N passed, N failed".
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "chan.h"
 #include "spin.h"
+#include "clock.h"
 #include "expect.h"
 
 EXPECT_COUNTERS;
@@ -194,9 +199,99 @@ static void test_spin(void)
 	       "max below min and start outside are clamped");
 }
 
+static const char *clocksource_file(const char *name)
+{
+	static char path[] = "/tmp/kprog-test-clocksource-XXXXXX";
+	int fd;
+
+	strcpy(path, "/tmp/kprog-test-clocksource-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, name, strlen(name)) != (ssize_t)strlen(name)) {
+		perror("clocksource file");
+		exit(1);
+	}
+	close(fd);
+	return path;
+}
+
+/* A tick interval against CLOCK_MONOTONIC: the best of a few tries within 1%. */
+static bool ticks_agree(void)
+{
+	for (int i = 0; i < 5; i++) {
+		uint64_t t0 = kp_ticks(), n0 = kp_now_ns(), t1, n1;
+		double r;
+
+		while (kp_now_ns() - n0 < 20000000)
+			;
+		t1 = kp_ticks();
+		n1 = kp_now_ns();
+		r = (double)kp_ticks_ns(t1 - t0) / (double)(n1 - n0);
+		if (r > 0.99 && r < 1.01)
+			return true;
+		printf("# try %d: %.4f\n", i, r);
+	}
+	return false;
+}
+
+static void test_clock(void)
+{
+	const char *p;
+	uint64_t a, b, post, now;
+
+	p = clocksource_file("hpet\n");
+	kp_clock_init(p);
+	unlink(p);
+	EXPECT(!kp_clk.tsc && kp_clk.mult == 1ull << 32,
+	       "another clocksource: ticks are CLOCK_MONOTONIC ns");
+	a = kp_now_ns();
+	b = kp_ticks();
+	EXPECT(b >= a && b - a < 1000000000ull, "and read it (%llu, %llu)",
+	       (unsigned long long)a, (unsigned long long)b);
+	EXPECT(ticks_agree(), "1 tick is 1 ns");
+	kp_clock_init("/nonexistent/clocksource");
+	EXPECT(!kp_clk.tsc, "no clocksource file: CLOCK_MONOTONIC");
+#if defined(__x86_64__) || defined(__i386__)
+	p = clocksource_file("tsc\n");
+	kp_clock_init(p);
+	unlink(p);
+	EXPECT(kp_clk.tsc && kp_clk.mult, "the kernel keeps time with the TSC: so do we");
+	EXPECT(ticks_agree(), "calibrated TSC ticks measure CLOCK_MONOTONIC within 1%%");
+	a = kp_ticks();
+	b = kp_ticks_to_mono(a);
+	now = kp_now_ns();
+	EXPECT(b <= now && now - b < 10000000, "an earlier tick in CLOCK_MONOTONIC");
+#endif
+
+	/* send stamps (the profiler's exact Late Sender of fast-path messages) */
+	kp_clk.mult = 1ull << 32;	/* 1 ns per tick: exact arithmetic below */
+	EXPECT(kp_stamp(0) == 1 && kp_stamp(1023) == 1 && kp_stamp(5 << 10) == 5,
+	       "stamps are ticks / 1024, never 0");
+	EXPECT(kp_stamp_late_ns(0, 100, 200) == -1, "no stamp: -1");
+	post = 1000 << 10;
+	now = post + 1000000;
+	EXPECT(kp_stamp_late_ns(kp_stamp(post + (7 << 10) + 5), post, now) == 7 << 10,
+	       "sent 7 x 1024 ticks after the receive started: late by that (to 1024)");
+	EXPECT(kp_stamp_late_ns(kp_stamp(post - 4096), post, now) == 0,
+	       "sent before the receive: not late");
+	post = (1ull << 42) - (50 << 10);	/* the stamp wraps in between */
+	now = (1ull << 42) + (100 << 10);
+	EXPECT(kp_stamp_late_ns(kp_stamp((1ull << 42) + (10 << 10)), post, now) == 60 << 10,
+	       "across the stamp's wrap");
+	post = (3ull << 42) + 12345;
+	now = post + (200ull << 20);
+	EXPECT(kp_stamp_late_ns(kp_stamp(post + (100ull << 20)), post, now) ==
+	       (int64_t)(((post + (100ull << 20)) & ~1023ull) - post),
+	       "an unaligned start, far from 0: the send time rounded down to 1024 ticks");
+	kp_clk.mult = 3ull << 31;	/* 1.5 ns per tick */
+	post = 1 << 20;
+	EXPECT(kp_stamp_late_ns(kp_stamp(post + (2 << 10)), post, post + (4 << 10)) == 3 << 10,
+	       "scaled to ns");
+}
+
 int main(void)
 {
 	test_records();
 	test_spin();
+	test_clock();
 	return EXPECT_SUMMARY();
 }

@@ -11,7 +11,7 @@
  * Late Sender time (send post minus receive post, when positive) is added
  * up beside the estimate, per call site and class; for fast-path messages
  * the same from the send time the sender's shim stamps into the record
- * (kprog_chan_rec.send_us, fast.c), or exactly 0 when the message was
+ * (kprog_chan_rec.send_stamp, fast.c), or exactly 0 when the message was
  * there before the receive.
  *
  * At MPI_Finalize: <prefix>.<rank> per process and <prefix>.all (all
@@ -59,19 +59,15 @@ static const char *out_prefix;
 static struct kp_wp_cell *last[KP_WP_NFN];	/* the previous call's cell, per function */
 
 /*
- * A call costs two clock reads: the TSC where there is one (a few ns,
- * against ~20 ns for clock_gettime), scaled to seconds at MPI_Finalize by
- * the CLOCK_MONOTONIC time of the whole run. Durations are only ever
- * compared and summed, so a constant rate is all that matters (an
- * invariant TSC, which every x86-64 CPU of the last decade has).
+ * A call costs two clock reads of the shim's cheap clock (clock.h: the
+ * TSC where the kernel keeps time with it, ~20 ns emulated against ~115
+ * for clock_gettime), scaled to seconds at MPI_Finalize by the
+ * CLOCK_MONOTONIC time of the whole run. Durations are only ever
+ * compared and summed, so a constant rate is all that matters.
  */
 static inline uint64_t ticks(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	return __builtin_ia32_rdtsc();
-#else
-	return kp_now_ns();
-#endif
+	return kp_ticks();
 }
 
 void kp_wp_init(void)

@@ -23,12 +23,8 @@ const char *kp_wp_fn_name(int fn)
 
 int kp_wp_class(uint64_t bytes)
 {
-	int c = 0;
+	int c = bytes ? 64 - __builtin_clzll(bytes) : 0;	/* bit length */
 
-	while (bytes) {
-		bytes >>= 1;
-		c++;
-	}
 	return c < KP_WP_NCLASS ? c : KP_WP_NCLASS - 1;
 }
 

@@ -148,7 +148,7 @@ static void rec_raw(struct kp_dir *d, __u64 pos, __u32 state, __u32 flags,
 	r->len = len;
 	r->context = ctx;
 	r->tag = tag;
-	r->send_us = 0;
+	r->send_stamp = 0;
 }
 
 static __u64 ld64(const __u64 *p)

@@ -544,12 +544,13 @@ struct kprog_chan_rec {
 	__u32 context;
 	__s32 tag;
 	/*
-	 * The producer's CLOCK_MONOTONIC in microseconds, modulo 2^32, when
-	 * it wrote the record, if its wait-state profiler is on (else 0):
-	 * the consumer's exact Late Sender time of fast-path messages. Only
-	 * the two processes read it; the kernel ignores it.
+	 * The producer's clock when it wrote the record, if its wait-state
+	 * profiler is on (else 0): the consumer's exact Late Sender time of
+	 * fast-path messages. Only the two processes read it (the shim: the
+	 * TSC / 1024 where the kernel's clocksource is the TSC, else
+	 * CLOCK_MONOTONIC ns / 1024, modulo 2^32); the kernel ignores it.
 	 */
-	__u32 send_us;
+	__u32 send_stamp;
 };
 
 struct kprog_chan_dir {
