@@ -545,7 +545,7 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 	if (peers[w].state != PEER_MAPPED)
 		return 0;
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
-	t0 = kp_ticks();
+	t0 = kp_wp_cur ? kp_wp_t0 : kp_ticks();	/* the profiler read it on entry */
 	kp_fast_spin_t0 = t0;	/* the receive's start, for the profiler (p2p.c) */
 	for (n = 0;; n++) {
 		switch (find_rec(w, c->ctx, tag, &rec)) {
@@ -557,6 +557,7 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 			if (kp_wp_on) {
 				int64_t late = kp_stamp_late_ns(took_stamp, t0, now);
 
+				kp_wp_t1 = now;	/* the profiled call's end */
 				if (late >= 0)
 					kp_wp_late((uint64_t)late);
 			}

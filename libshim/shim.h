@@ -328,6 +328,12 @@ int kp_check_args(struct kp_comm *c, int count, int peer, int tag, bool recv);
 /* ---- wait-state profiler (waitprof.c) ---- */
 extern bool kp_wp_on;			/* KPROG_WAITPROF set */
 extern struct kp_wp_call *kp_wp_cur;	/* the profiled call in progress */
+/*
+ * Clock reads the profiler shares with a fast-path receive (each is a
+ * helper call under emulation): the profiled call's start, and its end
+ * when a channel spin completed it (0: none).
+ */
+extern uint64_t kp_wp_t0, kp_wp_t1;
 void kp_wp_init(void);			/* reads the environment, before JOIN */
 void kp_wp_finalize(void);		/* the report, collective, before PMPI_Finalize */
 void kp_wp_req_done(const struct kp_req *r);

@@ -43,6 +43,7 @@ struct kp_wp_call {
 
 bool kp_wp_on;
 struct kp_wp_call *kp_wp_cur;
+uint64_t kp_wp_t0, kp_wp_t1;
 static struct kp_wp_table tab;
 
 static inline bool wp_on(void)
@@ -93,15 +94,20 @@ static inline void enter(struct kp_wp_call *w, int fn, void *site)
 	w->fn = fn;
 	w->site = (uintptr_t)site;
 	w->ls_n = w->ls_ns = 0;
-	/* An outer profiled call keeps the kernel's times of nested ones. */
-	if (!kp_wp_cur)
-		kp_wp_cur = w;
 	w->t0 = ticks();
+	/* An outer profiled call keeps the kernel's times of nested ones. */
+	if (!kp_wp_cur) {
+		kp_wp_cur = w;
+		kp_wp_t0 = w->t0;
+		kp_wp_t1 = 0;
+	}
 }
 
 static inline void leave(struct kp_wp_call *w, uint64_t bytes)
 {
-	uint64_t d = ticks() - w->t0;	/* in ticks until the report */
+	/* a receive the channel spin completed: its clock read is the end */
+	uint64_t end = kp_wp_cur == w && w->fn == KP_WP_RECV && kp_wp_t1 ? kp_wp_t1 : ticks();
+	uint64_t d = end - w->t0;	/* in ticks until the report */
 	struct kp_wp_cell *c = last[w->fn];
 
 	/* the common case: the same call site and size class as last time */
