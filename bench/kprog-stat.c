@@ -123,15 +123,18 @@ static void print_row(const char *prefix, const char *cpu, const struct kprog_cp
 
 static void print_json_obj(const struct kprog_cpu_stats *d, double seconds)
 {
-	int s;
+	int s, first = 1;
 
 	for (s = 0; s < KS_NSTAT; s++) {
+		if (!kprog_stat_attr(KPROG_FAMILY_KPROG, s))
+			continue;	/* kprog_bench.ko's, not this module's */
 		if (seconds > 0)
-			printf("%s\"%s\":%.3f", s ? "," : "", kprog_stat_name(s),
+			printf("%s\"%s\":%.3f", first ? "" : ",", kprog_stat_name(s),
 			       kprog_stats_rate(d, s, seconds));
 		else
-			printf("%s\"%s\":%llu", s ? "," : "", kprog_stat_name(s),
+			printf("%s\"%s\":%llu", first ? "" : ",", kprog_stat_name(s),
 			       (unsigned long long)d->v[s]);
+		first = 0;
 	}
 }
 
@@ -346,7 +349,7 @@ int main(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &o))
 		return 1;
-	err = kprog_nl_open(&nl);
+	err = kprog_nl_open(&nl, KPROG_FAMILY_KPROG);
 	if (err == -ENOENT) {
 		fprintf(stderr, "kprog-stat: no generic netlink family \"%s\": the kprog module is not loaded\n",
 			KPROG_GENL_NAME);
