@@ -42,15 +42,12 @@ struct kprog_nl {
 static struct nla_policy kprog_policy[KPROG_A_MAX + 1] = {
 	[KPROG_A_CPU] = { .type = NLA_U32 },
 	[KPROG_A_STAT_EVENTS] = { .type = NLA_U64 },
-	[KPROG_A_STAT_HARDIRQ_RUNS] = { .type = NLA_U64 },
-	[KPROG_A_STAT_HARDIRQ_NS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_TASKLET_RUNS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_TASKLET_NS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_WORK_ITEMS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_WORK_NS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_BYTES] = { .type = NLA_U64 },
 	[KPROG_A_STAT_WAKEUPS] = { .type = NLA_U64 },
-	[KPROG_A_STAT_COALESCED] = { .type = NLA_U64 },
 };
 
 static struct nla_policy bench_policy[KPROG_BENCH_A_MAX + 1] = {

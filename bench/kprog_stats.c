@@ -15,17 +15,14 @@ static const char *const names[KS_NSTAT] = {
 	[KS_COALESCED] = "coalesced",
 };
 
-static const int attrs[KS_NSTAT] = {	/* kprog.ko's */
+static const int attrs[KS_NSTAT] = {	/* kprog.ko's: no interrupt source */
 	[KS_EVENTS] = KPROG_A_STAT_EVENTS,
-	[KS_HARDIRQ_RUNS] = KPROG_A_STAT_HARDIRQ_RUNS,
-	[KS_HARDIRQ_NS] = KPROG_A_STAT_HARDIRQ_NS,
 	[KS_TASKLET_RUNS] = KPROG_A_STAT_TASKLET_RUNS,
 	[KS_TASKLET_NS] = KPROG_A_STAT_TASKLET_NS,
 	[KS_WORK_ITEMS] = KPROG_A_STAT_WORK_ITEMS,
 	[KS_WORK_NS] = KPROG_A_STAT_WORK_NS,
 	[KS_BYTES] = KPROG_A_STAT_BYTES,
 	[KS_WAKEUPS] = KPROG_A_STAT_WAKEUPS,
-	[KS_COALESCED] = KPROG_A_STAT_COALESCED,
 };
 
 static const int bench_attrs[KS_NSTAT] = {	/* kprog_bench.ko's */

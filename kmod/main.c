@@ -24,7 +24,6 @@
 #include "match.h"
 #include "chan.h"
 #include "transport.h"
-#include "irqsrc.h"
 #include "netlink.h"
 #include "stats.h"
 #include "kprog_trace.h"
@@ -396,21 +395,6 @@ static long kprog_ioc_probe(struct kprog_ep *ep, void __user *uarg)
 	return 0;
 }
 
-static long kprog_ioc_irq_wait(void __user *uarg)
-{
-	struct kprog_irq_wait w;
-	int err;
-
-	if (copy_from_user(&w, uarg, sizeof(w)))
-		return -EFAULT;
-	err = kprog_irq_wait(&w);
-	if (err)
-		return err;
-	if (copy_to_user(uarg, &w, sizeof(w)))
-		return -EFAULT;
-	return 0;
-}
-
 static long kprog_ioc_chan_open(struct kprog_ep *ep, void __user *uarg)
 {
 	struct kprog_chan_open co;
@@ -460,8 +444,6 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 	case KPROG_IOC_JOIN:
 	case KPROG_IOC_JOIN_V1:
 		return kprog_ioc_join(ep, cmd, uarg);
-	case KPROG_IOC_IRQ_WAIT:
-		return kprog_ioc_irq_wait(uarg);
 	case KPROG_IOC_NET_CONN:
 		return kprog_ioc_net_conn(uarg);
 	case KPROG_IOC_SEND:
@@ -624,14 +606,11 @@ static int __init kprog_init(void)
 	err = kprog_xport_init();
 	if (err)
 		goto err_eager;
-	err = kprog_irq_init();
-	if (err)
-		goto err_xport;
 	kprog_stats_debugfs_init();
 	kprog_misc.mode = kprog_dev_mode;
 	err = misc_register(&kprog_misc);
 	if (err)
-		goto err_irq;
+		goto err_debugfs;
 	err = kprog_nl_init();
 	if (err)
 		goto err_misc;
@@ -639,10 +618,8 @@ static int __init kprog_init(void)
 
 err_misc:
 	misc_deregister(&kprog_misc);
-err_irq:
+err_debugfs:
 	kprog_stats_debugfs_exit();
-	kprog_irq_exit();
-err_xport:
 	kprog_xport_exit();
 err_eager:
 	kprog_eager_exit();
@@ -653,11 +630,10 @@ err_op:
 
 static void __exit kprog_exit(void)
 {
-	/* No new netlink request, then no new file: nothing can restart. */
+	/* No new netlink request, then no new file. */
 	kprog_nl_exit();
 	misc_deregister(&kprog_misc);
 	kprog_stats_debugfs_exit();
-	kprog_irq_exit();
 	/* Transfers may still run after the last close; they free into ep. */
 	kprog_xport_exit();
 	kprog_eager_exit();

@@ -30,27 +30,25 @@
 /* Room for the attributes of either family. */
 #define KPN_TB_MAX	(KPROG_A_MAX > KPROG_BENCH_A_MAX ? KPROG_A_MAX : KPROG_BENCH_A_MAX)
 
-/* The per-CPU counters, in the order of kprog_stat_names[]. */
+/* kprog.ko's per-CPU counters, in the order of kprog_stat_names[]. */
 enum {
-	KS_EVENTS, KS_HARDIRQ_RUNS, KS_HARDIRQ_NS, KS_TASKLET_RUNS,
-	KS_TASKLET_NS, KS_WORK_ITEMS, KS_WORK_NS, KS_BYTES, KS_WAKEUPS,
-	KS_COALESCED, KS_NET_CQES, KS_NET_DROPPED, KS_NET_REG_BYTES, KS_N,
+	KS_EVENTS, KS_TASKLET_RUNS, KS_TASKLET_NS, KS_WORK_ITEMS, KS_WORK_NS,
+	KS_BYTES, KS_WAKEUPS, KS_NET_CQES, KS_NET_DROPPED, KS_NET_REG_BYTES,
+	KS_N,
 };
 
 static const int kpn_stat_attr[KS_N] = {
-	KPROG_A_STAT_EVENTS, KPROG_A_STAT_HARDIRQ_RUNS,
-	KPROG_A_STAT_HARDIRQ_NS, KPROG_A_STAT_TASKLET_RUNS,
+	KPROG_A_STAT_EVENTS, KPROG_A_STAT_TASKLET_RUNS,
 	KPROG_A_STAT_TASKLET_NS, KPROG_A_STAT_WORK_ITEMS,
 	KPROG_A_STAT_WORK_NS, KPROG_A_STAT_BYTES, KPROG_A_STAT_WAKEUPS,
-	KPROG_A_STAT_COALESCED, KPROG_A_STAT_NET_CQES,
-	KPROG_A_STAT_NET_DROPPED, KPROG_A_STAT_NET_REG_BYTES,
+	KPROG_A_STAT_NET_CQES, KPROG_A_STAT_NET_DROPPED,
+	KPROG_A_STAT_NET_REG_BYTES,
 };
 
 /* Also the debugfs column names, after "cpu". */
 static const char *const kprog_stat_names[KS_N] = {
-	"events", "hardirq_runs", "hardirq_ns", "tasklet_runs", "tasklet_ns",
-	"work_items", "work_ns", "bytes", "wakeups", "coalesced",
-	"net_cqes", "net_dropped", "net_reg_bytes",
+	"events", "tasklet_runs", "tasklet_ns", "work_items", "work_ns",
+	"bytes", "wakeups", "net_cqes", "net_dropped", "net_reg_bytes",
 };
 
 struct kpn {
