@@ -211,7 +211,7 @@ TEST(main__every_endpoint_ioctl_before_join_is_ebadfd)
 	static const unsigned int cmds[] = {
 		KPROG_IOC_SEND, KPROG_IOC_RECV, KPROG_IOC_PROBE,
 		KPROG_IOC_CANCEL, KPROG_IOC_WAIT, KPROG_IOC_CHAN_OPEN,
-		KPROG_IOC_CHAN_DRAIN, KPROG_IOC_KICK,
+		KPROG_IOC_CHAN_DRAIN, KPROG_IOC_KICK, KPROG_IOC_NET_CONN,
 		_IOC(_IOC_WRITE, KPROG_IOC_MAGIC, 6, KPROG_WAIT_V1_SIZE),
 	};
 	struct kt_ep *e = kt_open();

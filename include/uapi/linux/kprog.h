@@ -15,9 +15,10 @@
  *   consume completions from the ring; KPROG_IOC_WAIT or poll() to sleep
  *   close()                      cancels everything still posted
  *
- * Every ioctl other than VERSION, GET_INFO, JOIN and NET_CONN fails with
- * EBADFD until JOIN succeeded. Bad arguments fail with EINVAL (or the
- * errno named below) and change nothing.
+ * Every ioctl other than VERSION, GET_INFO and JOIN fails with EBADFD
+ * (mmap too) until JOIN succeeded: an fd that has not joined a job can
+ * only learn what the module offers. Bad arguments fail with EINVAL (or
+ * the errno named below) and change nothing.
  *
  * The interrupt source of the interrupt-cost microbenchmark is not here:
  * it is the module kprog_bench.ko, with its own device and netlink family
@@ -121,7 +122,17 @@ struct kprog_node_addr {
  * of another node out of band, as UCX does: the caller (the shim, at
  * MPI_Init, over MPI) carries each end's struct kprog_net_qp to the other
  * node. One connection (an RC queue pair at each end) per pair of nodes,
- * shared by all jobs; no JOIN needed.
+ * shared by all jobs.
+ *
+ * Only for a joined endpoint (EBADFD before JOIN), and only toward another
+ * node of its job's node map, for a job with ranks off this node (EINVAL
+ * otherwise): an fd connects this node to the nodes its job spans and to
+ * nothing else. JOIN does not need the
+ * connections (a message finds its node's connection when it is sent), so
+ * the shim joins first, then its node leaders connect, then the job sends.
+ * (Before this rule the shim connected first: such a shim gets EBADFD here
+ * and falls back as for any failed connection: kprog within each node,
+ * communicators that span nodes through Open MPI.)
  *
  * KPROG_NET_PREPARE fills @local with this node's end toward @peer: the
  * port's GID and LID, the queue pair toward @peer (made now, in INIT with
@@ -138,11 +149,12 @@ struct kprog_node_addr {
  * Both ends reach the same verdict from the same two reports, so the
  * caller repeats until every pair says CONNECTED on both sides (bounded).
  *
- * Errors: EINVAL for an unknown @op, a @peer that is not AF_INET or is
- * this node, or a malformed @remote (QPN, PSN, version, sizes, MTU);
+ * Errors: EINVAL for an unknown @op, a @peer that is not AF_INET, is
+ * this node or is no node of the caller's job, or a malformed @remote
+ * (QPN, PSN, version, sizes, MTU);
  * ENODEV: no usable RDMA port; ENOBUFS: max_conns connections exist;
- * EHOSTUNREACH: no route to the peer's GID; EOPNOTSUPP: no network
- * transport loaded.
+ * EHOSTUNREACH: no route to the peer's GID; EOPNOTSUPP: the job's network
+ * transport makes no connections out of band.
  */
 #define KPROG_NET_PREPARE	1
 #define KPROG_NET_CONNECT	2
