@@ -27,8 +27,10 @@ INCLUDEDIR ?= $(PREFIX)/include
 DOCDIR ?= $(PREFIX)/share/doc/kprog
 UDEVRULESDIR ?= /etc/udev/rules.d
 DKMSDIR ?= /usr/src/kprog-$(VERSION)
-# What the module's build needs, as dkms builds it from $(DKMSDIR).
-DKMS_FILES := dkms.conf Kbuild kmod/Kbuild $(filter-out %.mod.c,$(wildcard kmod/*.[ch])) \
+# What the module's build needs, as dkms builds it from $(DKMSDIR); not the
+# benchmark module kprog_bench.ko (kmod/bench*), which production nodes lack.
+DKMS_FILES := dkms.conf Kbuild kmod/Kbuild \
+	      $(filter-out %.mod.c kmod/bench%,$(wildcard kmod/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
 .PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-fuzz check-faults check-twonode overlap-twonode demo microbench latency checkpatch kcore clean
@@ -119,7 +121,7 @@ kcore:
 	$(MAKE) -C tests/kcore test coverage
 
 checkpatch:
-	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f $$(git ls-files "kmod/*.[ch]" include/uapi/linux/kprog.h)
+	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f $$(git ls-files "kmod/*.[ch]" "include/uapi/linux/kprog*.h")
 
 # The shim, the ABI header, the MPI_M_* monitoring header, a pkg-config file, the tools (kprog-stat), the
 # udev rule and the modprobe.d/modules-load.d examples. The module itself

@@ -2,7 +2,7 @@
 /*
  * CPU lists as the kernel writes them ("0-3,8,10-11", see cpuset(7)
  * "List format") to and from cpu_set_t, and cpu_set_t to the __u64-word
- * bitmap of KPROG_A_IRQ_CPUS.
+ * bitmap of KPROG_BENCH_A_IRQ_CPUS.
  */
 #ifndef KPROG_CPULIST_H
 #define KPROG_CPULIST_H

@@ -2,12 +2,13 @@
 /*
  * irqcost: the interrupt and context-switch overhead microbenchmark of
  * seed 001 (Hoefler & Lumsdaine, section V-B-2), per core and per
- * progression mechanism, with the kprog module as the interrupt source.
+ * progression mechanism, with the benchmark module kprog_bench.ko as the
+ * interrupt source (kprog.ko itself has none: it is not needed here).
  *
  * One computation thread pinned per selected core times a fixed workload
  * (CLOCK_MONOTONIC wall time: an interrupt steals wall time, not the
  * thread's CPU time). Stage 1 runs it without extra interrupts (t1), stage
- * 2 with the module's per-CPU hrtimer firing at --hz on the same cores and
+ * 2 with kprog_bench's per-CPU hrtimer firing at --hz on the same cores and
  * doing one mechanism's work on each fire (t2). Each thread reads the
  * module's per-CPU counters right before and after its timed run, so the
  * interrupt count is the module's own (hardirq runs on that core while the
@@ -45,14 +46,15 @@
 #include "irqcost_report.h"
 
 #define EXIT_NOMODULE	2
-#define NMODES		__KPROG_IRQ_MODE_MAX
+#define NMODES		__KPROG_BENCH_IRQ_MODE_MAX
 
 static const char usage_text[] =
 "Usage: irqcost [options]\n"
 "Interrupt and context-switch overhead per core and per progression\n"
-"mechanism (seed 001, section V-B-2), with the kprog module's per-CPU\n"
-"hrtimer as the interrupt source. Needs the module loaded and\n"
-"CAP_NET_ADMIN (root) to start the source.\n"
+"mechanism (seed 001, section V-B-2), with the per-CPU hrtimer of the\n"
+"benchmark module kprog_bench.ko as the interrupt source. Needs that\n"
+"module loaded (kprog.ko is not needed) and CAP_NET_ADMIN (root) to\n"
+"start the source.\n"
 "\n"
 "One computation thread pinned per core times a fixed integer workload\n"
 "(calibrated at start to take --seconds): stage 1 without the source\n"
@@ -65,12 +67,13 @@ static const char usage_text[] =
 "  tasklet   schedules a per-CPU tasklet (softirq)\n"
 "  work      queues a work item on a bound workqueue (kworker switch)\n"
 "  wake      wakes a user thread pinned to that core that blocks in\n"
-"            KPROG_IOC_IRQ_WAIT on /dev/kprog (two context switches)\n"
+"            KPROG_BENCH_IOC_IRQ_WAIT on /dev/kprog_bench (two context\n"
+"            switches)\n"
 "\n"
 "Options:\n"
 "  --mechanisms LIST  comma-separated subset of the above (default all four)\n"
 "  --hz F             interrupts per second per core (default 8192, the\n"
-"                     seed's RTC rate; at most the module's irq_max_hz)\n"
+"                     seed's RTC rate; at most kprog_bench's irq_max_hz)\n"
 "  --seconds T        stage length without interrupts: the workload is\n"
 "                     calibrated to take T s (default 1)\n"
 "  --iters N          use N workload iterations instead of calibrating\n"
@@ -96,10 +99,11 @@ static const char usage_text[] =
 "hardirq (or the first mechanism), measured in the same run. irq_hz: the\n"
 "interrupt rate achieved. module_us: time the module\n"
 "accounted in its own contexts per fire; unseen_us: the rest.\n"
-"Progress on stderr. Exit status: 0 fine, 1 error, 2 module not loaded.\n";
+"Progress on stderr. Exit status: 0 fine, 1 error, 2 kprog_bench.ko not\n"
+"loaded.\n";
 
 struct opts {
-	unsigned int modes;	/* bit per enum kprog_irq_mode */
+	unsigned int modes;	/* bit per enum kprog_bench_irq_mode */
 	uint32_t hz, load_ns;
 	double seconds;
 	uint64_t iters;
@@ -238,16 +242,17 @@ struct waiter {
 	int err;
 };
 
-/* The user thread woken by the interrupt source (KPROG_IRQ_WAKE mode). */
+/* The user thread woken by the interrupt source (KPROG_BENCH_IRQ_WAKE mode). */
 static void *wake_thread(void *arg)
 {
 	struct waiter *w = arg;
 	double give_up = now_s() + 1;
 
 	while (!atomic_load(w->stop)) {
-		struct kprog_irq_wait iw = { .cpu = (uint32_t)w->cpu, .timeout_ns = 100000000 };
+		struct kprog_bench_irq_wait iw = { .cpu = (uint32_t)w->cpu,
+						   .timeout_ns = 100000000 };
 
-		if (!ioctl(w->fd, KPROG_IOC_IRQ_WAIT, &iw)) {
+		if (!ioctl(w->fd, KPROG_BENCH_IOC_IRQ_WAIT, &iw)) {
 			w->wakes++;
 			continue;
 		}
@@ -335,7 +340,7 @@ static int run_stage(struct ctx *cx, int mode, uint64_t iters, int snap, struct 
 		}
 		source_owner = cx->nl;
 	}
-	if (mode == KPROG_IRQ_WAKE) {
+	if (mode == KPROG_BENCH_IRQ_WAKE) {
 		wt = calloc((size_t)cx->c, sizeof(*wt));
 		wa = calloc((size_t)cx->c, sizeof(*wa));
 		if (!wt || !wa)
@@ -343,10 +348,10 @@ static int run_stage(struct ctx *cx, int mode, uint64_t iters, int snap, struct 
 		for (k = 0; k < cx->c; k++) {
 			wa[k].cpu = cx->cpu[k];
 			wa[k].stop = &stop;
-			wa[k].fd = open(KPROG_DEVICE, O_RDWR | O_CLOEXEC);
+			wa[k].fd = open(KPROG_BENCH_DEVICE, O_RDWR | O_CLOEXEC);
 			if (wa[k].fd < 0) {
 				err = -errno;
-				fprintf(stderr, "irqcost: %s: %s\n", KPROG_DEVICE, strerror(errno));
+				fprintf(stderr, "irqcost: %s: %s\n", KPROG_BENCH_DEVICE, strerror(errno));
 				goto stop;
 			}
 			err = start_pinned(&wt[k], cx->cpu[k], cx->fifo_ok, wake_thread, &wa[k]);
@@ -414,7 +419,7 @@ stop:
 		close(wa[k].fd);
 		if (wa[k].err && !err) {
 			err = wa[k].err;
-			fprintf(stderr, "irqcost: wake thread on CPU %d: KPROG_IOC_IRQ_WAIT: %s\n",
+			fprintf(stderr, "irqcost: wake thread on CPU %d: KPROG_BENCH_IOC_IRQ_WAIT: %s\n",
 				wa[k].cpu, strerror(-err));
 		}
 		if (!err)
@@ -592,14 +597,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* A module parameter from sysfs, @dflt if unreadable. */
+/* A parameter of kprog_bench.ko from sysfs, @dflt if unreadable. */
 static unsigned long module_param(const char *name, unsigned long dflt)
 {
 	char path[128];
 	unsigned long v;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/module/kprog/parameters/%s", name);
+	snprintf(path, sizeof(path), "/sys/module/kprog_bench/parameters/%s", name);
 	f = fopen(path, "r");
 	if (!f)
 		return dflt;
@@ -645,10 +650,10 @@ int main(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &cx.o))
 		return 1;
-	err = kprog_nl_open(&cx.nl);
+	err = kprog_nl_open(&cx.nl, KPROG_FAMILY_BENCH);
 	if (err == -ENOENT) {
-		fprintf(stderr, "irqcost: no generic netlink family \"%s\": the kprog module is not loaded\n",
-			KPROG_GENL_NAME);
+		fprintf(stderr, "irqcost: no generic netlink family \"%s\": kprog_bench.ko is not loaded (bench/run-irqcost loads it)\n",
+			KPROG_BENCH_GENL_NAME);
 		return EXIT_NOMODULE;
 	}
 	if (err) {
@@ -675,14 +680,14 @@ int main(int argc, char **argv)
 	if (!cx.tnl || !res.base || !res.run)
 		abort();
 	for (k = 0; k < cx.c; k++) {
-		err = kprog_nl_open(&cx.tnl[k]);
+		err = kprog_nl_open(&cx.tnl[k], KPROG_FAMILY_BENCH);
 		if (err) {
 			fprintf(stderr, "irqcost: netlink: %s\n", strerror(-err));
 			return 1;
 		}
 	}
 	if (cx.o.hz > module_param("irq_max_hz", UINT32_MAX)) {
-		fprintf(stderr, "irqcost: --hz %u is above the module's irq_max_hz (%lu)\n", cx.o.hz,
+		fprintf(stderr, "irqcost: --hz %u is above kprog_bench's irq_max_hz (%lu)\n", cx.o.hz,
 			module_param("irq_max_hz", 0));
 		return 1;
 	}

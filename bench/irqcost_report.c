@@ -132,7 +132,7 @@ int irqcost_ref(const struct irqcost_results *r)
 	int mi;
 
 	for (mi = 0; mi < r->m; mi++)
-		if (r->modes[mi] == KPROG_IRQ_HARDIRQ)
+		if (r->modes[mi] == KPROG_BENCH_IRQ_HARDIRQ)
 			return mi;
 	return 0;
 }
@@ -170,7 +170,7 @@ void irqcost_print(FILE *f, const struct irqcost_results *r, int emulated)
 
 			irqcost_core_stats(r, mi, k, &cs);
 			fmt_summary(a, sizeof(a), &cs.us_per_irq, 3);
-			if (r->modes[mi] == KPROG_IRQ_WAKE)
+			if (r->modes[mi] == KPROG_BENCH_IRQ_WAKE)
 				snprintf(b, sizeof(b), "%.3f", cs.wakeups_per_irq);
 			else
 				snprintf(b, sizeof(b), "-");
@@ -224,7 +224,7 @@ int irqcost_write_data(const char *dir, const struct irqcost_results *r)
 		"# t1_s / t2_s: workload wall time without / with the source (s)\n"
 		"# irqs: module hardirq_runs on that core during t2; us_per_irq: (t2 - t1) / irqs (us)\n"
 		"# hardirq_ns .. coalesced: module counter deltas on that core during t2\n"
-		"# user_wakes: returns of the pinned KPROG_IOC_IRQ_WAIT thread (wake mode)\n"
+		"# user_wakes: returns of the pinned KPROG_BENCH_IOC_IRQ_WAIT thread (wake mode)\n"
 		"# stage1_irqs: hardirq_runs during t1 (expected 0); partial: 1 if the source stopped early\n"
 		"# rep mechanism cpu t1_s t2_s irqs us_per_irq hardirq_ns tasklet_runs tasklet_ns work_items work_ns wakeups coalesced user_wakes stage1_irqs partial\n",
 		r->hz, r->load_ns, (unsigned long long)r->iters);

@@ -16,7 +16,7 @@
 struct irq_sample {
 	double t;			/* seconds of the timed workload */
 	struct kprog_cpu_stats d;	/* module counters on its CPU while it ran */
-	uint64_t user_wakes;		/* wake mode: KPROG_IOC_IRQ_WAIT returns */
+	uint64_t user_wakes;		/* wake mode: KPROG_BENCH_IOC_IRQ_WAIT returns */
 	int partial;			/* the source stopped before the thread did */
 };
 
@@ -24,7 +24,7 @@ struct irqcost_results {
 	int c;			/* cores */
 	const int *cpu;		/* [c] their numbers */
 	int m;			/* mechanisms */
-	const int *modes;	/* [m] enum kprog_irq_mode, in selection order */
+	const int *modes;	/* [m] enum kprog_bench_irq_mode, in selection order */
 	int reps;		/* repetitions completed */
 	uint32_t hz, load_ns;
 	double seconds;		/* calibration target */

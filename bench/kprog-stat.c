@@ -43,13 +43,12 @@ static const char usage_text[] =
 "\n"
 "Columns (text; with an interval every column is per second):\n"
 "  events      completion events the module handled\n"
-"  hardirq     hard-interrupt handler runs   hardirq_us  time spent in them\n"
 "  tasklet     tasklet (softirq) runs        tasklet_us  time spent in them\n"
 "  work        workqueue items run           work_us     time spent in them\n"
 "  MB          payload moved, 10^6 bytes\n"
 "  wakeups     user threads woken\n"
-"  coalesced   interrupt-source fires that found their tasklet or work item\n"
-"              still pending (no new run queued)\n"
+"(The interrupt source of bench/irqcost is kprog_bench.ko's, with counters\n"
+"of its own: kprog.ko has none of it.)\n"
 "\n"
 "Exit status: 0 fine; 1 bad option or a netlink error (e.g. -r without\n"
 "CAP_NET_ADMIN); 2 the kprog module is not loaded.\n";
@@ -83,15 +82,12 @@ static const struct col {
 	int decimals;
 } cols[] = {
 	{ "events", KS_EVENTS, 1, 0 },
-	{ "hardirq", KS_HARDIRQ_RUNS, 1, 0 },
-	{ "hardirq_us", KS_HARDIRQ_NS, 1e-3, 1 },
 	{ "tasklet", KS_TASKLET_RUNS, 1, 0 },
 	{ "tasklet_us", KS_TASKLET_NS, 1e-3, 1 },
 	{ "work", KS_WORK_ITEMS, 1, 0 },
 	{ "work_us", KS_WORK_NS, 1e-3, 1 },
 	{ "MB", KS_BYTES, 1e-6, 2 },
 	{ "wakeups", KS_WAKEUPS, 1, 0 },
-	{ "coalesced", KS_COALESCED, 1, 0 },
 };
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 
@@ -123,15 +119,18 @@ static void print_row(const char *prefix, const char *cpu, const struct kprog_cp
 
 static void print_json_obj(const struct kprog_cpu_stats *d, double seconds)
 {
-	int s;
+	int s, first = 1;
 
 	for (s = 0; s < KS_NSTAT; s++) {
+		if (!kprog_stat_attr(KPROG_FAMILY_KPROG, s))
+			continue;	/* kprog_bench.ko's, not this module's */
 		if (seconds > 0)
-			printf("%s\"%s\":%.3f", s ? "," : "", kprog_stat_name(s),
+			printf("%s\"%s\":%.3f", first ? "" : ",", kprog_stat_name(s),
 			       kprog_stats_rate(d, s, seconds));
 		else
-			printf("%s\"%s\":%llu", s ? "," : "", kprog_stat_name(s),
+			printf("%s\"%s\":%llu", first ? "" : ",", kprog_stat_name(s),
 			       (unsigned long long)d->v[s]);
+		first = 0;
 	}
 }
 
@@ -346,7 +345,7 @@ int main(int argc, char **argv)
 
 	if (parse_opts(argc, argv, &o))
 		return 1;
-	err = kprog_nl_open(&nl);
+	err = kprog_nl_open(&nl, KPROG_FAMILY_KPROG);
 	if (err == -ENOENT) {
 		fprintf(stderr, "kprog-stat: no generic netlink family \"%s\": the kprog module is not loaded\n",
 			KPROG_GENL_NAME);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Client of the "kprog" generic netlink family on libnl-genl-3 (see
- * kprog_nl.h). One request at a time: send, then read until the ACK (do
- * commands) or NLMSG_DONE (dumps) or an error, with a receive timeout so
- * that a kernel that never answers cannot hang the caller.
+ * Client of the generic netlink families "kprog" (kprog.ko) and
+ * "kprog_bench" (kprog_bench.ko) on libnl-genl-3 (see kprog_nl.h). One
+ * request at a time: send, then read until the ACK (do commands) or
+ * NLMSG_DONE (dumps) or an error, with a receive timeout so that a kernel
+ * that never answers cannot hang the caller.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,50 +26,86 @@
 
 struct kprog_nl {
 	struct nl_sock *sk;
+	enum kprog_family which;
 	int family;
 	char ext_msg[256];	/* extended ack of the last failed request */
 	char errbuf[320];	/* kprog_nl_strerror's result */
 };
 
-/* What the attributes must look like; longer ones are accepted (newer kernels). */
+/* Room for the attributes of either family. */
+#define TB_MAX	(KPROG_A_MAX > KPROG_BENCH_A_MAX ? KPROG_A_MAX : KPROG_BENCH_A_MAX)
+
+/*
+ * What the attributes must look like; longer ones are accepted (newer
+ * kernels). Every counter kprog_stat_attr() names must be NLA_U64 here.
+ */
 static struct nla_policy kprog_policy[KPROG_A_MAX + 1] = {
-	/* every counter kprog_stat_attr() names must be NLA_U64 here */
 	[KPROG_A_CPU] = { .type = NLA_U32 },
 	[KPROG_A_STAT_EVENTS] = { .type = NLA_U64 },
-	[KPROG_A_STAT_HARDIRQ_RUNS] = { .type = NLA_U64 },
-	[KPROG_A_STAT_HARDIRQ_NS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_TASKLET_RUNS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_TASKLET_NS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_WORK_ITEMS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_WORK_NS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_BYTES] = { .type = NLA_U64 },
 	[KPROG_A_STAT_WAKEUPS] = { .type = NLA_U64 },
-	[KPROG_A_IRQ_HZ] = { .type = NLA_U32 },
-	[KPROG_A_IRQ_MODE] = { .type = NLA_U32 },
-	[KPROG_A_IRQ_LOAD_NS] = { .type = NLA_U32 },
-	[KPROG_A_IRQ_DURATION_MS] = { .type = NLA_U32 },
-	[KPROG_A_IRQ_CPUS] = { .type = NLA_UNSPEC },
-	[KPROG_A_IRQ_RUNNING] = { .type = NLA_U8 },
-	[KPROG_A_STAT_COALESCED] = { .type = NLA_U64 },
 };
 
-static const char *const mode_names[__KPROG_IRQ_MODE_MAX] = {
-	[KPROG_IRQ_HARDIRQ] = "hardirq",
-	[KPROG_IRQ_TASKLET] = "tasklet",
-	[KPROG_IRQ_WORK] = "work",
-	[KPROG_IRQ_WAKE] = "wake",
+static struct nla_policy bench_policy[KPROG_BENCH_A_MAX + 1] = {
+	[KPROG_BENCH_A_CPU] = { .type = NLA_U32 },
+	[KPROG_BENCH_A_IRQ_HZ] = { .type = NLA_U32 },
+	[KPROG_BENCH_A_IRQ_MODE] = { .type = NLA_U32 },
+	[KPROG_BENCH_A_IRQ_LOAD_NS] = { .type = NLA_U32 },
+	[KPROG_BENCH_A_IRQ_DURATION_MS] = { .type = NLA_U32 },
+	[KPROG_BENCH_A_IRQ_CPUS] = { .type = NLA_UNSPEC },
+	[KPROG_BENCH_A_IRQ_RUNNING] = { .type = NLA_U8 },
+	[KPROG_BENCH_A_STAT_HARDIRQ_RUNS] = { .type = NLA_U64 },
+	[KPROG_BENCH_A_STAT_HARDIRQ_NS] = { .type = NLA_U64 },
+	[KPROG_BENCH_A_STAT_TASKLET_RUNS] = { .type = NLA_U64 },
+	[KPROG_BENCH_A_STAT_TASKLET_NS] = { .type = NLA_U64 },
+	[KPROG_BENCH_A_STAT_WORK_ITEMS] = { .type = NLA_U64 },
+	[KPROG_BENCH_A_STAT_WORK_NS] = { .type = NLA_U64 },
+	[KPROG_BENCH_A_STAT_WAKEUPS] = { .type = NLA_U64 },
+	[KPROG_BENCH_A_STAT_COALESCED] = { .type = NLA_U64 },
+};
+
+/* What differs between the two families. */
+static const struct family_desc {
+	const char *name;
+	int version;
+	int maxattr;
+	struct nla_policy *policy;
+	int cpu_attr;
+	uint8_t get_stats, reset_stats;
+} families[] = {
+	[KPROG_FAMILY_KPROG] = { KPROG_GENL_NAME, KPROG_GENL_VERSION, KPROG_A_MAX, kprog_policy,
+				 KPROG_A_CPU, KPROG_CMD_GET_STATS, KPROG_CMD_RESET_STATS },
+	[KPROG_FAMILY_BENCH] = { KPROG_BENCH_GENL_NAME, KPROG_BENCH_GENL_VERSION, KPROG_BENCH_A_MAX,
+				 bench_policy, KPROG_BENCH_A_CPU, KPROG_BENCH_CMD_GET_STATS,
+				 KPROG_BENCH_CMD_RESET_STATS },
+};
+
+const char *kprog_family_name(enum kprog_family which)
+{
+	return families[which].name;
+}
+
+static const char *const mode_names[__KPROG_BENCH_IRQ_MODE_MAX] = {
+	[KPROG_BENCH_IRQ_HARDIRQ] = "hardirq",
+	[KPROG_BENCH_IRQ_TASKLET] = "tasklet",
+	[KPROG_BENCH_IRQ_WORK] = "work",
+	[KPROG_BENCH_IRQ_WAKE] = "wake",
 };
 
 const char *kprog_irq_mode_name(uint32_t mode)
 {
-	return mode < __KPROG_IRQ_MODE_MAX ? mode_names[mode] : NULL;
+	return mode < __KPROG_BENCH_IRQ_MODE_MAX ? mode_names[mode] : NULL;
 }
 
 int kprog_irq_mode_parse(const char *name)
 {
 	int m;
 
-	for (m = 0; m < __KPROG_IRQ_MODE_MAX; m++)
+	for (m = 0; m < __KPROG_BENCH_IRQ_MODE_MAX; m++)
 		if (!strcmp(name, mode_names[m]))
 			return m;
 	return -1;
@@ -99,42 +136,46 @@ static int nlerr_to_errno(int nlerr)
 	}
 }
 
-int kprog_nl_parse_stats(struct nlmsghdr *nlh, struct kprog_cpu_stats *out)
+int kprog_nl_parse_stats(enum kprog_family which, struct nlmsghdr *nlh,
+			 struct kprog_cpu_stats *out)
 {
-	struct nlattr *tb[KPROG_A_MAX + 1];
-	int s;
+	const struct family_desc *f = &families[which];
+	struct nlattr *tb[TB_MAX + 1];
+	int s, a;
 
-	if (genlmsg_parse(nlh, 0, tb, KPROG_A_MAX, kprog_policy) < 0 || !tb[KPROG_A_CPU])
+	if (genlmsg_parse(nlh, 0, tb, f->maxattr, f->policy) < 0 || !tb[f->cpu_attr])
 		return -EPROTO;
 	memset(out, 0, sizeof(*out));
-	out->cpu = (int)nla_get_u32(tb[KPROG_A_CPU]);
+	out->cpu = (int)nla_get_u32(tb[f->cpu_attr]);
 	if (out->cpu < 0)
 		return -EPROTO;
-	for (s = 0; s < KS_NSTAT; s++)
-		if (tb[kprog_stat_attr(s)])
-			out->v[s] = nla_get_u64(tb[kprog_stat_attr(s)]);
+	for (s = 0; s < KS_NSTAT; s++) {
+		a = kprog_stat_attr(which, s);
+		if (a && tb[a])
+			out->v[s] = nla_get_u64(tb[a]);
+	}
 	return 0;
 }
 
 int kprog_nl_parse_irq_status(struct nlmsghdr *nlh, struct kprog_irq_status *out)
 {
-	struct nlattr *tb[KPROG_A_MAX + 1];
+	struct nlattr *tb[KPROG_BENCH_A_MAX + 1];
 
-	if (genlmsg_parse(nlh, 0, tb, KPROG_A_MAX, kprog_policy) < 0 ||
-	    !tb[KPROG_A_IRQ_RUNNING])
+	if (genlmsg_parse(nlh, 0, tb, KPROG_BENCH_A_MAX, bench_policy) < 0 ||
+	    !tb[KPROG_BENCH_A_IRQ_RUNNING])
 		return -EPROTO;
 	memset(out, 0, sizeof(*out));
-	out->running = nla_get_u8(tb[KPROG_A_IRQ_RUNNING]) != 0;
-	if (tb[KPROG_A_IRQ_HZ])
-		out->hz = nla_get_u32(tb[KPROG_A_IRQ_HZ]);
-	if (tb[KPROG_A_IRQ_MODE])
-		out->mode = nla_get_u32(tb[KPROG_A_IRQ_MODE]);
-	if (tb[KPROG_A_IRQ_LOAD_NS])
-		out->load_ns = nla_get_u32(tb[KPROG_A_IRQ_LOAD_NS]);
+	out->running = nla_get_u8(tb[KPROG_BENCH_A_IRQ_RUNNING]) != 0;
+	if (tb[KPROG_BENCH_A_IRQ_HZ])
+		out->hz = nla_get_u32(tb[KPROG_BENCH_A_IRQ_HZ]);
+	if (tb[KPROG_BENCH_A_IRQ_MODE])
+		out->mode = nla_get_u32(tb[KPROG_BENCH_A_IRQ_MODE]);
+	if (tb[KPROG_BENCH_A_IRQ_LOAD_NS])
+		out->load_ns = nla_get_u32(tb[KPROG_BENCH_A_IRQ_LOAD_NS]);
 	CPU_ZERO(&out->cpus);
-	if (tb[KPROG_A_IRQ_CPUS]) {
-		const unsigned char *bits = nla_data(tb[KPROG_A_IRQ_CPUS]);
-		int len = nla_len(tb[KPROG_A_IRQ_CPUS]), c;
+	if (tb[KPROG_BENCH_A_IRQ_CPUS]) {
+		const unsigned char *bits = nla_data(tb[KPROG_BENCH_A_IRQ_CPUS]);
+		int len = nla_len(tb[KPROG_BENCH_A_IRQ_CPUS]), c;
 		uint64_t w;
 
 		if (len % 8)
@@ -304,7 +345,7 @@ out:
 	return x.err;
 }
 
-int kprog_nl_open(struct kprog_nl **nlp)
+int kprog_nl_open(struct kprog_nl **nlp, enum kprog_family which)
 {
 	struct timeval tv = { .tv_sec = KPROG_NL_TIMEOUT_S };
 	struct kprog_nl *nl;
@@ -314,6 +355,7 @@ int kprog_nl_open(struct kprog_nl **nlp)
 	nl = calloc(1, sizeof(*nl));
 	if (!nl)
 		return -ENOMEM;
+	nl->which = which;
 	nl->sk = nl_socket_alloc();
 	if (!nl->sk) {
 		free(nl);
@@ -334,7 +376,7 @@ int kprog_nl_open(struct kprog_nl **nlp)
 		r = -errno;
 		goto fail;
 	}
-	r = genl_ctrl_resolve(nl->sk, KPROG_GENL_NAME);
+	r = genl_ctrl_resolve(nl->sk, families[which].name);
 	if (r < 0) {
 		r = r == -NLE_OBJ_NOTFOUND ? -ENOENT : -nlerr_to_errno(r);
 		goto fail;
@@ -379,7 +421,7 @@ static struct nl_msg *new_request(struct kprog_nl *nl, uint8_t cmd, int flags)
 	struct nl_msg *msg = nlmsg_alloc();
 
 	if (msg && !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0, flags, cmd,
-				KPROG_GENL_VERSION)) {
+				families[nl->which].version)) {
 		nlmsg_free(msg);
 		msg = NULL;
 	}
@@ -387,6 +429,7 @@ static struct nl_msg *new_request(struct kprog_nl *nl, uint8_t cmd, int flags)
 }
 
 struct stats_acc {
+	enum kprog_family which;
 	struct kprog_cpu_stats *v;
 	int n, cap;
 };
@@ -395,7 +438,7 @@ static int collect_stats(struct nlmsghdr *nlh, void *arg)
 {
 	struct stats_acc *a = arg;
 	struct kprog_cpu_stats s;
-	int err = kprog_nl_parse_stats(nlh, &s);
+	int err = kprog_nl_parse_stats(a->which, nlh, &s);
 
 	if (err)
 		return err;
@@ -423,8 +466,8 @@ static int collect_stats(struct nlmsghdr *nlh, void *arg)
 
 int kprog_nl_get_stats(struct kprog_nl *nl, struct kprog_cpu_stats **stats, int *n)
 {
-	struct stats_acc a = { 0 };
-	struct nl_msg *msg = new_request(nl, KPROG_CMD_GET_STATS, NLM_F_DUMP);
+	struct stats_acc a = { .which = nl->which };
+	struct nl_msg *msg = new_request(nl, families[nl->which].get_stats, NLM_F_DUMP);
 	int err;
 
 	*stats = NULL;
@@ -452,12 +495,14 @@ static int simple_cmd(struct kprog_nl *nl, uint8_t cmd)
 
 int kprog_nl_reset_stats(struct kprog_nl *nl)
 {
-	return simple_cmd(nl, KPROG_CMD_RESET_STATS);
+	return simple_cmd(nl, families[nl->which].reset_stats);
 }
 
 int kprog_nl_irq_stop(struct kprog_nl *nl)
 {
-	return simple_cmd(nl, KPROG_CMD_IRQ_STOP);
+	if (nl->which != KPROG_FAMILY_BENCH)
+		return -EOPNOTSUPP;
+	return simple_cmd(nl, KPROG_BENCH_CMD_IRQ_STOP);
 }
 
 struct nl_msg *kprog_nl_build_irq_start(int family, const struct kprog_irq_req *req)
@@ -468,16 +513,16 @@ struct nl_msg *kprog_nl_build_irq_start(int family, const struct kprog_irq_req *
 	if (!msg)
 		return NULL;
 	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_ACK,
-			 KPROG_CMD_IRQ_START, KPROG_GENL_VERSION) ||
-	    nla_put_u32(msg, KPROG_A_IRQ_HZ, req->hz) < 0 ||
-	    nla_put_u32(msg, KPROG_A_IRQ_MODE, req->mode) < 0 ||
-	    nla_put_u32(msg, KPROG_A_IRQ_LOAD_NS, req->load_ns) < 0 ||
-	    nla_put_u32(msg, KPROG_A_IRQ_DURATION_MS, req->duration_ms) < 0)
+			 KPROG_BENCH_CMD_IRQ_START, KPROG_BENCH_GENL_VERSION) ||
+	    nla_put_u32(msg, KPROG_BENCH_A_IRQ_HZ, req->hz) < 0 ||
+	    nla_put_u32(msg, KPROG_BENCH_A_IRQ_MODE, req->mode) < 0 ||
+	    nla_put_u32(msg, KPROG_BENCH_A_IRQ_LOAD_NS, req->load_ns) < 0 ||
+	    nla_put_u32(msg, KPROG_BENCH_A_IRQ_DURATION_MS, req->duration_ms) < 0)
 		goto fail;
 	if (req->cpus) {
 		size_t nw = cpulist_to_words(req->cpus, words, CPU_SETSIZE / 64);
 
-		if (!nw || nla_put(msg, KPROG_A_IRQ_CPUS, (int)(nw * sizeof(words[0])), words) < 0)
+		if (!nw || nla_put(msg, KPROG_BENCH_A_IRQ_CPUS, (int)(nw * sizeof(words[0])), words) < 0)
 			goto fail;
 	}
 	return msg;
@@ -490,6 +535,8 @@ int kprog_nl_irq_start(struct kprog_nl *nl, const struct kprog_irq_req *req)
 {
 	struct nl_msg *msg;
 
+	if (nl->which != KPROG_FAMILY_BENCH)
+		return -EOPNOTSUPP;
 	if (req->cpus && !CPU_COUNT(req->cpus))
 		return -EINVAL;
 	msg = kprog_nl_build_irq_start(nl->family, req);
@@ -503,11 +550,14 @@ static int collect_status(struct nlmsghdr *nlh, void *arg)
 
 int kprog_nl_irq_status(struct kprog_nl *nl, struct kprog_irq_status *st)
 {
-	struct nl_msg *msg = new_request(nl, KPROG_CMD_IRQ_STATUS, NLM_F_ACK);
+	struct nl_msg *msg;
 	int err;
 
 	memset(st, 0, sizeof(*st));
 	st->running = -1;
+	if (nl->which != KPROG_FAMILY_BENCH)
+		return -EOPNOTSUPP;
+	msg = new_request(nl, KPROG_BENCH_CMD_IRQ_STATUS, NLM_F_ACK);
 	if (!msg)
 		return -ENOMEM;
 	err = transact(nl, msg, collect_status, st);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Client of the module's generic netlink family "kprog" (see
- * include/uapi/linux/kprog.h), on libnl-genl-3: per-CPU accounting
- * counters and the interrupt source of the interrupt-cost benchmark.
+ * Client of the generic netlink families of the modules, on libnl-genl-3:
+ * "kprog" (kprog.ko, include/uapi/linux/kprog.h), its per-CPU progression
+ * counters; "kprog_bench" (kprog_bench.ko, include/uapi/linux/kprog_bench.h),
+ * the interrupt source of the interrupt-cost benchmark and its counters.
+ * A handle talks to one of them (enum kprog_family, kprog_stats.h).
  *
  * Every call returns 0 or a negative errno: the kernel's own errno when it
  * refused the request (its extended-ack message, if any, is then in
@@ -17,6 +19,7 @@
 #include <sched.h>
 #include <netlink/netlink.h>
 #include <linux/kprog.h>
+#include <linux/kprog_bench.h>
 #include "kprog_stats.h"
 
 /* Generous: under TCG emulation a dump of many CPUs can take a while. */
@@ -25,10 +28,10 @@
 struct kprog_nl;
 
 /*
- * Connect and resolve the family. -ENOENT means the family is not
- * registered, i.e. the kprog module is not loaded.
+ * Connect and resolve family @which. -ENOENT means the family is not
+ * registered, i.e. its module (kprog.ko or kprog_bench.ko) is not loaded.
  */
-int kprog_nl_open(struct kprog_nl **nlp);
+int kprog_nl_open(struct kprog_nl **nlp, enum kprog_family which);
 void kprog_nl_close(struct kprog_nl *nl);
 
 /* The extended-ack message of the last failed request, "" if none. */
@@ -38,27 +41,31 @@ const char *kprog_nl_ext_msg(const struct kprog_nl *nl);
 const char *kprog_nl_strerror(struct kprog_nl *nl, int err);
 
 /*
- * KPROG_CMD_GET_STATS: *@stats becomes a malloc'd array indexed by CPU
- * number, *@n its length (highest reported CPU + 1). Slots the kernel did
- * not report have cpu == -1. Free with free().
+ * GET_STATS: *@stats becomes a malloc'd array indexed by CPU number, *@n
+ * its length (highest reported CPU + 1). Slots the kernel did not report
+ * have cpu == -1; counters the family does not have are 0. Free with free().
  */
 int kprog_nl_get_stats(struct kprog_nl *nl, struct kprog_cpu_stats **stats, int *n);
 
-/* KPROG_CMD_RESET_STATS; -EPERM without CAP_NET_ADMIN. */
+/* RESET_STATS; -EPERM without CAP_NET_ADMIN. */
 int kprog_nl_reset_stats(struct kprog_nl *nl);
 
 struct kprog_irq_req {
 	uint32_t hz;
-	uint32_t mode;		/* enum kprog_irq_mode */
+	uint32_t mode;		/* enum kprog_bench_irq_mode */
 	uint32_t load_ns;
 	uint32_t duration_ms;
 	const cpu_set_t *cpus;	/* NULL: all online CPUs (attribute left out) */
 };
 
-/* KPROG_CMD_IRQ_START; -EBUSY if already running, -EPERM without CAP_NET_ADMIN. */
+/*
+ * The interrupt source, on a handle of KPROG_FAMILY_BENCH (-EOPNOTSUPP on
+ * another). KPROG_BENCH_CMD_IRQ_START; -EBUSY if already running, -EPERM
+ * without CAP_NET_ADMIN.
+ */
 int kprog_nl_irq_start(struct kprog_nl *nl, const struct kprog_irq_req *req);
 
-/* KPROG_CMD_IRQ_STOP; not an error when idle. */
+/* KPROG_BENCH_CMD_IRQ_STOP; not an error when idle. */
 int kprog_nl_irq_stop(struct kprog_nl *nl);
 
 struct kprog_irq_status {
@@ -68,7 +75,7 @@ struct kprog_irq_status {
 	cpu_set_t cpus;
 };
 
-/* KPROG_CMD_IRQ_STATUS. */
+/* KPROG_BENCH_CMD_IRQ_STATUS. */
 int kprog_nl_irq_status(struct kprog_nl *nl, struct kprog_irq_status *st);
 
 /* "hardirq", "tasklet", "work", "wake"; NULL for an unknown mode. */
@@ -81,8 +88,12 @@ int kprog_irq_mode_parse(const char *name);
  * the unit tests can check them on messages built without a kernel.
  */
 
-/* One GET_STATS reply message into @out. -EPROTO if malformed or without CPU. */
-int kprog_nl_parse_stats(struct nlmsghdr *nlh, struct kprog_cpu_stats *out);
+/* "kprog" or "kprog_bench". */
+const char *kprog_family_name(enum kprog_family which);
+
+/* One GET_STATS reply of family @which into @out. -EPROTO if malformed or without CPU. */
+int kprog_nl_parse_stats(enum kprog_family which, struct nlmsghdr *nlh,
+			 struct kprog_cpu_stats *out);
 
 /* One IRQ_STATUS reply into @out. -EPROTO if malformed or without RUNNING. */
 int kprog_nl_parse_irq_status(struct nlmsghdr *nlh, struct kprog_irq_status *out);
@@ -96,7 +107,7 @@ int kprog_nl_parse_error(struct nlmsghdr *nlh, char *msg, size_t len);
 /* The errno a dump's NLMSG_DONE carries (positive), 0 if none or not DONE. */
 int kprog_nl_parse_done(struct nlmsghdr *nlh);
 
-/* The IRQ_START request for family @family; NULL on ENOMEM or too many CPUs. */
+/* The IRQ_START request for family id @family (kprog_bench's); NULL on ENOMEM or too many CPUs. */
 struct nl_msg *kprog_nl_build_irq_start(int family, const struct kprog_irq_req *req);
 
 #endif

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Arithmetic on the module's per-CPU counters (see kprog_stats.h). */
+/* Arithmetic on the modules' per-CPU counters (see kprog_stats.h). */
 #include "kprog_stats.h"
 
 static const char *const names[KS_NSTAT] = {
@@ -15,22 +15,32 @@ static const char *const names[KS_NSTAT] = {
 	[KS_COALESCED] = "coalesced",
 };
 
-static const int attrs[KS_NSTAT] = {
+static const int attrs[KS_NSTAT] = {	/* kprog.ko's: no interrupt source */
 	[KS_EVENTS] = KPROG_A_STAT_EVENTS,
-	[KS_HARDIRQ_RUNS] = KPROG_A_STAT_HARDIRQ_RUNS,
-	[KS_HARDIRQ_NS] = KPROG_A_STAT_HARDIRQ_NS,
 	[KS_TASKLET_RUNS] = KPROG_A_STAT_TASKLET_RUNS,
 	[KS_TASKLET_NS] = KPROG_A_STAT_TASKLET_NS,
 	[KS_WORK_ITEMS] = KPROG_A_STAT_WORK_ITEMS,
 	[KS_WORK_NS] = KPROG_A_STAT_WORK_NS,
 	[KS_BYTES] = KPROG_A_STAT_BYTES,
 	[KS_WAKEUPS] = KPROG_A_STAT_WAKEUPS,
-	[KS_COALESCED] = KPROG_A_STAT_COALESCED,
 };
 
-int kprog_stat_attr(enum kprog_stat s)
+static const int bench_attrs[KS_NSTAT] = {	/* kprog_bench.ko's */
+	[KS_HARDIRQ_RUNS] = KPROG_BENCH_A_STAT_HARDIRQ_RUNS,
+	[KS_HARDIRQ_NS] = KPROG_BENCH_A_STAT_HARDIRQ_NS,
+	[KS_TASKLET_RUNS] = KPROG_BENCH_A_STAT_TASKLET_RUNS,
+	[KS_TASKLET_NS] = KPROG_BENCH_A_STAT_TASKLET_NS,
+	[KS_WORK_ITEMS] = KPROG_BENCH_A_STAT_WORK_ITEMS,
+	[KS_WORK_NS] = KPROG_BENCH_A_STAT_WORK_NS,
+	[KS_WAKEUPS] = KPROG_BENCH_A_STAT_WAKEUPS,
+	[KS_COALESCED] = KPROG_BENCH_A_STAT_COALESCED,
+};
+
+int kprog_stat_attr(enum kprog_family which, enum kprog_stat s)
 {
-	return (unsigned int)s < KS_NSTAT ? attrs[s] : KPROG_A_UNSPEC;
+	if ((unsigned int)s >= KS_NSTAT)
+		return 0;
+	return which == KPROG_FAMILY_BENCH ? bench_attrs[s] : attrs[s];
 }
 
 const char *kprog_stat_name(enum kprog_stat s)

@@ -1,15 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The module's per-CPU accounting counters as user space holds them (one
- * struct per CPU, filled from KPROG_CMD_GET_STATS by kprog_nl.c), and the
- * arithmetic on them: deltas between two samples, sums over CPUs, rates.
- * No I/O here, so it is unit-tested without a kernel.
+ * The modules' per-CPU counters as user space holds them (one struct per
+ * CPU, filled from GET_STATS by kprog_nl.c), and the arithmetic on them:
+ * deltas between two samples, sums over CPUs, rates. One set of slots for
+ * both families: kprog.ko's progression counters and kprog_bench.ko's
+ * interrupt-source counters; a counter a family lacks stays 0. No I/O
+ * here, so it is unit-tested without a kernel.
  */
 #ifndef KPROG_STATS_H
 #define KPROG_STATS_H
 
 #include <stdint.h>
 #include <linux/kprog.h>
+#include <linux/kprog_bench.h>
+
+/* The generic netlink families. */
+enum kprog_family {
+	KPROG_FAMILY_KPROG,	/* "kprog": kprog.ko */
+	KPROG_FAMILY_BENCH,	/* "kprog_bench": kprog_bench.ko */
+};
 
 /* Index into kprog_cpu_stats.v; kprog_stat_attr() gives the netlink attribute. */
 enum kprog_stat {
@@ -34,8 +43,8 @@ struct kprog_cpu_stats {
 /* Short column name of counter @s ("events", "hardirq_ns", ...). */
 const char *kprog_stat_name(enum kprog_stat s);
 
-/* The KPROG_A_STAT_* attribute that carries counter @s. */
-int kprog_stat_attr(enum kprog_stat s);
+/* The attribute that carries counter @s in family @which; 0 if it has none. */
+int kprog_stat_attr(enum kprog_family which, enum kprog_stat s);
 
 /*
  * @out = @after - @before, counter by counter. If any counter went down,

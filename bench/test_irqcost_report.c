@@ -16,7 +16,7 @@
 #define R 3
 
 /* tasklet first: the reference must still be found by mode, not position */
-static const int modes[M] = { KPROG_IRQ_TASKLET, KPROG_IRQ_HARDIRQ };
+static const int modes[M] = { KPROG_BENCH_IRQ_TASKLET, KPROG_BENCH_IRQ_HARDIRQ };
 static const int cpus[C] = { 0, 3 };
 
 /* stolen us per fire: hardirq 2, tasklet 6 (rep 2 noisier: 4 and 12) */
@@ -34,7 +34,7 @@ static void fill(struct irqcost_results *r, struct irq_sample *base, struct irq_
 			irqcost_base(r, rep, k)->t = 1.0 + 0.1 * k;
 			for (mi = 0; mi < M; mi++) {
 				struct irq_sample *s = irqcost_run(r, rep, mi, k);
-				double us = modes[mi] == KPROG_IRQ_HARDIRQ ? 2 : 6;
+				double us = modes[mi] == KPROG_BENCH_IRQ_HARDIRQ ? 2 : 6;
 				uint64_t n = 1000 + 100 * k;
 
 				if (rep == 2)
@@ -42,7 +42,7 @@ static void fill(struct irqcost_results *r, struct irq_sample *base, struct irq_
 				s->t = 1.0 + 0.1 * k + (double)n * us * 1e-6;
 				s->d.v[KS_HARDIRQ_RUNS] = n;
 				s->d.v[KS_HARDIRQ_NS] = n * 500;
-				if (modes[mi] == KPROG_IRQ_TASKLET) {
+				if (modes[mi] == KPROG_BENCH_IRQ_TASKLET) {
 					s->d.v[KS_TASKLET_RUNS] = n;
 					s->d.v[KS_TASKLET_NS] = n * 1500;
 				}

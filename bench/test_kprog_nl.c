@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kprog_nl.c without a kernel: reply messages built with libnl
- * (nlmsg_alloc, genlmsg_put, nla_put) are parsed back into the structs;
- * the IRQ_START request is built and its attributes read back.
+ * kprog_nl.c without a kernel: reply messages of both families ("kprog",
+ * "kprog_bench") built with libnl (nlmsg_alloc, genlmsg_put, nla_put) are
+ * parsed back into the structs; the IRQ_START request is built and its
+ * attributes read back.
  */
 #include <errno.h>
 #include <string.h>
@@ -16,54 +17,88 @@
 
 #define FAMILY 0x1d
 
-static struct nl_msg *reply(uint8_t cmd)
+static struct nl_msg *reply_v(uint8_t cmd, uint8_t version)
 {
 	struct nl_msg *msg = nlmsg_alloc();
 
-	genlmsg_put(msg, 1, 7, FAMILY, 0, NLM_F_MULTI, cmd, KPROG_GENL_VERSION);
+	genlmsg_put(msg, 1, 7, FAMILY, 0, NLM_F_MULTI, cmd, version);
 	return msg;
+}
+
+static struct nl_msg *reply(uint8_t cmd)
+{
+	return reply_v(cmd, KPROG_BENCH_GENL_VERSION);
+}
+
+/* Every counter family @which has, 64-bit values, a pad attribute and an unknown one. */
+static void full_stats_message(enum kprog_family which)
+{
+	int cpu_attr = which == KPROG_FAMILY_BENCH ? KPROG_BENCH_A_CPU : KPROG_A_CPU;
+	int pad = which == KPROG_FAMILY_BENCH ? KPROG_BENCH_A_PAD : KPROG_A_PAD;
+	int max = which == KPROG_FAMILY_BENCH ? KPROG_BENCH_A_MAX : KPROG_A_MAX;
+	struct kprog_cpu_stats st;
+	struct nl_msg *msg;
+	int s, n = 0, ok = 1;
+
+	msg = reply_v(KPROG_CMD_GET_STATS, KPROG_GENL_VERSION);
+	nla_put_u32(msg, cpu_attr, 3);
+	nla_put(msg, pad, 0, NULL);
+	for (s = 0; s < KS_NSTAT; s++)
+		if (kprog_stat_attr(which, s))
+			nla_put_u64(msg, kprog_stat_attr(which, s), (1ULL << 40) + (uint64_t)s * 11);
+	nla_put_u32(msg, max + 3, 99);	/* a newer kernel's attribute */
+	EXPECT(kprog_nl_parse_stats(which, nlmsg_hdr(msg), &st) == 0,
+	       "%s: full stats message parses", kprog_family_name(which));
+	for (s = 0; s < KS_NSTAT; s++) {
+		if (!kprog_stat_attr(which, s)) {
+			ok &= st.v[s] == 0;
+			continue;
+		}
+		ok &= st.v[s] == (1ULL << 40) + (uint64_t)s * 11;
+		n++;
+	}
+	EXPECT(ok && n > 4 && st.cpu == 3, "%s: each of its %d counters in its slot, cpu 3 (got cpu %d)",
+	       kprog_family_name(which), n, st.cpu);
+	nlmsg_free(msg);
 }
 
 static void stats_messages(void)
 {
 	struct kprog_cpu_stats st;
 	struct nl_msg *msg;
-	int s, ok = 1;
 
-	/* every counter, 64-bit values, a pad attribute and an unknown one */
-	msg = reply(KPROG_CMD_GET_STATS);
-	nla_put_u32(msg, KPROG_A_CPU, 3);
-	nla_put(msg, KPROG_A_PAD, 0, NULL);
-	for (s = 0; s < KS_NSTAT; s++)
-		nla_put_u64(msg, kprog_stat_attr(s), (1ULL << 40) + (uint64_t)s * 11);
-	nla_put_u32(msg, KPROG_A_MAX + 3, 99);	/* a newer kernel's attribute */
-	EXPECT(kprog_nl_parse_stats(nlmsg_hdr(msg), &st) == 0, "full stats message parses");
-	for (s = 0; s < KS_NSTAT; s++)
-		ok &= st.v[s] == (1ULL << 40) + (uint64_t)s * 11;
-	EXPECT(ok && st.cpu == 3, "every counter in its slot, cpu 3 (got cpu %d)", st.cpu);
-	nlmsg_free(msg);
+	full_stats_message(KPROG_FAMILY_KPROG);
+	full_stats_message(KPROG_FAMILY_BENCH);
 
 	/* counters left out are 0 */
-	msg = reply(KPROG_CMD_GET_STATS);
-	nla_put_u32(msg, KPROG_A_CPU, 0);
-	nla_put_u64(msg, KPROG_A_STAT_HARDIRQ_RUNS, 8192);
+	msg = reply(KPROG_BENCH_CMD_GET_STATS);
+	nla_put_u32(msg, KPROG_BENCH_A_CPU, 0);
+	nla_put_u64(msg, KPROG_BENCH_A_STAT_HARDIRQ_RUNS, 8192);
 	memset(&st, 0xff, sizeof(st));
-	EXPECT(kprog_nl_parse_stats(nlmsg_hdr(msg), &st) == 0 && st.cpu == 0 &&
+	EXPECT(kprog_nl_parse_stats(KPROG_FAMILY_BENCH, nlmsg_hdr(msg), &st) == 0 && st.cpu == 0 &&
 	       st.v[KS_HARDIRQ_RUNS] == 8192 && st.v[KS_EVENTS] == 0 && st.v[KS_WAKEUPS] == 0,
 	       "partial stats message");
 	nlmsg_free(msg);
 
 	/* no CPU attribute */
-	msg = reply(KPROG_CMD_GET_STATS);
+	msg = reply_v(KPROG_CMD_GET_STATS, KPROG_GENL_VERSION);
 	nla_put_u64(msg, KPROG_A_STAT_EVENTS, 1);
-	EXPECT(kprog_nl_parse_stats(nlmsg_hdr(msg), &st) == -EPROTO, "stats without CPU rejected");
+	EXPECT(kprog_nl_parse_stats(KPROG_FAMILY_KPROG, nlmsg_hdr(msg), &st) == -EPROTO,
+	       "stats without CPU rejected");
 	nlmsg_free(msg);
 
 	/* a counter too short for a u64 */
-	msg = reply(KPROG_CMD_GET_STATS);
+	msg = reply_v(KPROG_CMD_GET_STATS, KPROG_GENL_VERSION);
 	nla_put_u32(msg, KPROG_A_CPU, 1);
 	nla_put_u32(msg, KPROG_A_STAT_BYTES, 5);
-	EXPECT(kprog_nl_parse_stats(nlmsg_hdr(msg), &st) == -EPROTO, "u32 where u64 is due rejected");
+	EXPECT(kprog_nl_parse_stats(KPROG_FAMILY_KPROG, nlmsg_hdr(msg), &st) == -EPROTO,
+	       "u32 where u64 is due rejected");
+	nlmsg_free(msg);
+	msg = reply(KPROG_BENCH_CMD_GET_STATS);
+	nla_put_u32(msg, KPROG_BENCH_A_CPU, 1);
+	nla_put_u32(msg, KPROG_BENCH_A_STAT_COALESCED, 5);
+	EXPECT(kprog_nl_parse_stats(KPROG_FAMILY_BENCH, nlmsg_hdr(msg), &st) == -EPROTO,
+	       "u32 where u64 is due rejected (kprog_bench)");
 	nlmsg_free(msg);
 }
 
@@ -73,33 +108,33 @@ static void status_messages(void)
 	uint64_t words[2] = { 1ULL << 1, 1ULL << 1 };	/* CPUs 1 and 65 */
 	struct nl_msg *msg;
 
-	msg = reply(KPROG_CMD_IRQ_STATUS);
-	nla_put_u8(msg, KPROG_A_IRQ_RUNNING, 1);
-	nla_put_u32(msg, KPROG_A_IRQ_HZ, 8192);
-	nla_put_u32(msg, KPROG_A_IRQ_MODE, KPROG_IRQ_WAKE);
-	nla_put_u32(msg, KPROG_A_IRQ_LOAD_NS, 250);
-	nla_put(msg, KPROG_A_IRQ_CPUS, sizeof(words), words);
+	msg = reply(KPROG_BENCH_CMD_IRQ_STATUS);
+	nla_put_u8(msg, KPROG_BENCH_A_IRQ_RUNNING, 1);
+	nla_put_u32(msg, KPROG_BENCH_A_IRQ_HZ, 8192);
+	nla_put_u32(msg, KPROG_BENCH_A_IRQ_MODE, KPROG_BENCH_IRQ_WAKE);
+	nla_put_u32(msg, KPROG_BENCH_A_IRQ_LOAD_NS, 250);
+	nla_put(msg, KPROG_BENCH_A_IRQ_CPUS, sizeof(words), words);
 	EXPECT(kprog_nl_parse_irq_status(nlmsg_hdr(msg), &st) == 0, "status parses");
-	EXPECT(st.running == 1 && st.hz == 8192 && st.mode == KPROG_IRQ_WAKE && st.load_ns == 250,
+	EXPECT(st.running == 1 && st.hz == 8192 && st.mode == KPROG_BENCH_IRQ_WAKE && st.load_ns == 250,
 	       "status fields %d %u %u %u", st.running, st.hz, st.mode, st.load_ns);
 	EXPECT(st.have_cpus && CPU_COUNT(&st.cpus) == 2 && CPU_ISSET(1, &st.cpus) &&
 	       CPU_ISSET(65, &st.cpus), "status CPU bitmap");
 	nlmsg_free(msg);
 
-	msg = reply(KPROG_CMD_IRQ_STATUS);
-	nla_put_u8(msg, KPROG_A_IRQ_RUNNING, 0);
+	msg = reply(KPROG_BENCH_CMD_IRQ_STATUS);
+	nla_put_u8(msg, KPROG_BENCH_A_IRQ_RUNNING, 0);
 	EXPECT(kprog_nl_parse_irq_status(nlmsg_hdr(msg), &st) == 0 && st.running == 0 &&
 	       !st.have_cpus && st.hz == 0, "idle status");
 	nlmsg_free(msg);
 
-	msg = reply(KPROG_CMD_IRQ_STATUS);
-	nla_put_u32(msg, KPROG_A_IRQ_HZ, 100);
+	msg = reply(KPROG_BENCH_CMD_IRQ_STATUS);
+	nla_put_u32(msg, KPROG_BENCH_A_IRQ_HZ, 100);
 	EXPECT(kprog_nl_parse_irq_status(nlmsg_hdr(msg), &st) == -EPROTO, "status without RUNNING");
 	nlmsg_free(msg);
 
-	msg = reply(KPROG_CMD_IRQ_STATUS);
-	nla_put_u8(msg, KPROG_A_IRQ_RUNNING, 1);
-	nla_put(msg, KPROG_A_IRQ_CPUS, 5, words);
+	msg = reply(KPROG_BENCH_CMD_IRQ_STATUS);
+	nla_put_u8(msg, KPROG_BENCH_A_IRQ_RUNNING, 1);
+	nla_put(msg, KPROG_BENCH_A_IRQ_CPUS, 5, words);
 	EXPECT(kprog_nl_parse_irq_status(nlmsg_hdr(msg), &st) == -EPROTO,
 	       "bitmap not made of u64 words rejected");
 	nlmsg_free(msg);
@@ -179,7 +214,7 @@ static struct nlattr *req_attr(struct nl_msg *msg, int type)
 
 static void irq_start_request(void)
 {
-	struct kprog_irq_req req = { .hz = 8192, .mode = KPROG_IRQ_TASKLET, .load_ns = 500,
+	struct kprog_irq_req req = { .hz = 8192, .mode = KPROG_BENCH_IRQ_TASKLET, .load_ns = 500,
 				     .duration_ms = 3000 };
 	struct nl_msg *msg;
 	struct genlmsghdr *g;
@@ -194,14 +229,14 @@ static void irq_start_request(void)
 	if (!msg)
 		return;
 	g = nlmsg_data(nlmsg_hdr(msg));
-	EXPECT(nlmsg_hdr(msg)->nlmsg_type == FAMILY && g->cmd == KPROG_CMD_IRQ_START &&
-	       g->version == KPROG_GENL_VERSION && nlmsg_hdr(msg)->nlmsg_flags & NLM_F_ACK,
+	EXPECT(nlmsg_hdr(msg)->nlmsg_type == FAMILY && g->cmd == KPROG_BENCH_CMD_IRQ_START &&
+	       g->version == KPROG_BENCH_GENL_VERSION && nlmsg_hdr(msg)->nlmsg_flags & NLM_F_ACK,
 	       "header: family, command, version, ack");
-	EXPECT(nla_get_u32(req_attr(msg, KPROG_A_IRQ_HZ)) == 8192 &&
-	       nla_get_u32(req_attr(msg, KPROG_A_IRQ_MODE)) == KPROG_IRQ_TASKLET &&
-	       nla_get_u32(req_attr(msg, KPROG_A_IRQ_LOAD_NS)) == 500 &&
-	       nla_get_u32(req_attr(msg, KPROG_A_IRQ_DURATION_MS)) == 3000, "u32 attributes");
-	a = req_attr(msg, KPROG_A_IRQ_CPUS);
+	EXPECT(nla_get_u32(req_attr(msg, KPROG_BENCH_A_IRQ_HZ)) == 8192 &&
+	       nla_get_u32(req_attr(msg, KPROG_BENCH_A_IRQ_MODE)) == KPROG_BENCH_IRQ_TASKLET &&
+	       nla_get_u32(req_attr(msg, KPROG_BENCH_A_IRQ_LOAD_NS)) == 500 &&
+	       nla_get_u32(req_attr(msg, KPROG_BENCH_A_IRQ_DURATION_MS)) == 3000, "u32 attributes");
+	a = req_attr(msg, KPROG_BENCH_A_IRQ_CPUS);
 	EXPECT(a && nla_len(a) == 8, "CPU bitmap is one u64 word");
 	if (a) {
 		memcpy(&w, nla_data(a), 8);
@@ -211,7 +246,7 @@ static void irq_start_request(void)
 
 	req.cpus = NULL;
 	msg = kprog_nl_build_irq_start(FAMILY, &req);
-	EXPECT(msg && !req_attr(msg, KPROG_A_IRQ_CPUS), "no CPU set: attribute left out");
+	EXPECT(msg && !req_attr(msg, KPROG_BENCH_A_IRQ_CPUS), "no CPU set: attribute left out");
 	nlmsg_free(msg);
 
 	CPU_ZERO(&cpus);
@@ -225,12 +260,12 @@ static void mode_names(void)
 {
 	int m, ok = 1;
 
-	for (m = 0; m < __KPROG_IRQ_MODE_MAX; m++)
+	for (m = 0; m < __KPROG_BENCH_IRQ_MODE_MAX; m++)
 		ok &= kprog_irq_mode_parse(kprog_irq_mode_name(m)) == m;
 	EXPECT(ok, "mode names round-trip");
-	EXPECT(kprog_irq_mode_parse("softirq") == -1 && !kprog_irq_mode_name(__KPROG_IRQ_MODE_MAX),
+	EXPECT(kprog_irq_mode_parse("softirq") == -1 && !kprog_irq_mode_name(__KPROG_BENCH_IRQ_MODE_MAX),
 	       "unknown modes");
-	EXPECT(!strcmp(kprog_irq_mode_name(KPROG_IRQ_WORK), "work"), "work mode name");
+	EXPECT(!strcmp(kprog_irq_mode_name(KPROG_BENCH_IRQ_WORK), "work"), "work mode name");
 }
 
 void test_kprog_nl(void)

@@ -39,12 +39,33 @@ void test_kprog_stats(void)
 	EXPECT(kprog_stats_ns_per(3000, 0) == 0, "ns per run without runs");
 
 	ok = 1;
-	for (s = 0; s < KS_NSTAT; s++)
-		ok &= kprog_stat_attr(s) >= KPROG_A_STAT_EVENTS && kprog_stat_attr(s) <= KPROG_A_MAX;
-	for (s = 1; s < KS_NSTAT; s++)
-		ok &= kprog_stat_attr(s) != kprog_stat_attr(s - 1);
-	EXPECT(ok && kprog_stat_attr(KS_WAKEUPS) == KPROG_A_STAT_WAKEUPS &&
-	       kprog_stat_attr(KS_COALESCED) == KPROG_A_STAT_COALESCED, "attribute of every counter");
+	for (s = 0; s < KS_NSTAT; s++) {
+		int a = kprog_stat_attr(KPROG_FAMILY_KPROG, s);
+
+		ok &= !a || (a >= KPROG_A_STAT_EVENTS && a <= KPROG_A_MAX);
+		for (int t = 0; t < s; t++)
+			ok &= !a || a != kprog_stat_attr(KPROG_FAMILY_KPROG, t);
+	}
+	EXPECT(ok && kprog_stat_attr(KPROG_FAMILY_KPROG, KS_WAKEUPS) == KPROG_A_STAT_WAKEUPS &&
+	       kprog_stat_attr(KPROG_FAMILY_KPROG, KS_EVENTS) == KPROG_A_STAT_EVENTS &&
+	       kprog_stat_attr(KPROG_FAMILY_KPROG, KS_BYTES) == KPROG_A_STAT_BYTES,
+	       "kprog.ko's attribute of each of its counters");
+	ok = 1;
+	for (s = 0; s < KS_NSTAT; s++) {
+		int a = kprog_stat_attr(KPROG_FAMILY_BENCH, s);
+
+		ok &= !a || (a >= KPROG_BENCH_A_STAT_HARDIRQ_RUNS && a <= KPROG_BENCH_A_MAX);
+		for (int t = 0; t < s; t++)
+			ok &= !a || a != kprog_stat_attr(KPROG_FAMILY_BENCH, t);
+	}
+	EXPECT(ok && kprog_stat_attr(KPROG_FAMILY_BENCH, KS_HARDIRQ_RUNS) ==
+		     KPROG_BENCH_A_STAT_HARDIRQ_RUNS &&
+	       kprog_stat_attr(KPROG_FAMILY_BENCH, KS_COALESCED) == KPROG_BENCH_A_STAT_COALESCED &&
+	       kprog_stat_attr(KPROG_FAMILY_BENCH, KS_WAKEUPS) == KPROG_BENCH_A_STAT_WAKEUPS &&
+	       !kprog_stat_attr(KPROG_FAMILY_BENCH, KS_EVENTS) &&
+	       !kprog_stat_attr(KPROG_FAMILY_BENCH, KS_BYTES),
+	       "kprog_bench.ko's attribute of each of its counters, none for the others");
+	EXPECT(!kprog_stat_attr(KPROG_FAMILY_KPROG, KS_NSTAT), "no attribute past the counters");
 	EXPECT(!strcmp(kprog_stat_name(KS_EVENTS), "events") &&
 	       !strcmp(kprog_stat_name(KS_WAKEUPS), "wakeups") &&
 	       !strcmp(kprog_stat_name(KS_NSTAT), "?"), "counter names");

@@ -24,7 +24,6 @@
 #include "match.h"
 #include "chan.h"
 #include "transport.h"
-#include "irqsrc.h"
 #include "netlink.h"
 #include "stats.h"
 #include "kprog_trace.h"
@@ -334,20 +333,42 @@ static long kprog_ioc_info(void __user *uarg)
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static long kprog_ioc_net_conn(void __user *uarg)
+/* Is @peer one of the other nodes of @job's node map? */
+static bool kprog_job_has_node(const struct kprog_job *job,
+			       const struct kprog_node_addr *peer)
 {
-	const struct kprog_transport *net;
+	size_t len = peer->family == AF_INET ? 4 : 16;
+	u32 n;
+
+	if (!job->nodes ||
+	    (peer->family != AF_INET && peer->family != AF_INET6))
+		return false;
+	for (n = 0; n < job->nr_nodes; n++)
+		if (n != job->self_node &&
+		    job->nodes[n].family == peer->family &&
+		    !memcmp(job->nodes[n].addr, peer->addr, len))
+			return true;
+	return false;
+}
+
+/*
+ * KPROG_IOC_NET_CONN, for a joined endpoint only: it connects this node
+ * to the nodes its job spans, through the transport the job holds.
+ */
+static long kprog_ioc_net_conn(struct kprog_ep *ep, void __user *uarg)
+{
+	const struct kprog_job *job = kprog_ep_job(ep);
 	struct kprog_net_conn c;
-	int err = -EOPNOTSUPP;
+	int err;
 
 	if (copy_from_user(&c, uarg, sizeof(c)))
 		return -EFAULT;
-	net = kprog_xport_net_get();
-	if (!net)
+	/* A job with ranks elsewhere holds the transport that reaches them. */
+	if (!job->net || !kprog_job_has_node(job, &c.peer))
+		return -EINVAL;
+	if (!job->net->net_conn)
 		return -EOPNOTSUPP;
-	if (net->net_conn)
-		err = net->net_conn(&c);
-	kprog_xport_net_put(net);
+	err = job->net->net_conn(&c);
 	if (err)
 		return err;
 	return copy_to_user(uarg, &c, sizeof(c)) ? -EFAULT : 0;
@@ -392,21 +413,6 @@ static long kprog_ioc_probe(struct kprog_ep *ep, void __user *uarg)
 	if (err)
 		return err;
 	if (copy_to_user(uarg, &pr, sizeof(pr)))
-		return -EFAULT;
-	return 0;
-}
-
-static long kprog_ioc_irq_wait(void __user *uarg)
-{
-	struct kprog_irq_wait w;
-	int err;
-
-	if (copy_from_user(&w, uarg, sizeof(w)))
-		return -EFAULT;
-	err = kprog_irq_wait(&w);
-	if (err)
-		return err;
-	if (copy_to_user(uarg, &w, sizeof(w)))
 		return -EFAULT;
 	return 0;
 }
@@ -460,10 +466,7 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 	case KPROG_IOC_JOIN:
 	case KPROG_IOC_JOIN_V1:
 		return kprog_ioc_join(ep, cmd, uarg);
-	case KPROG_IOC_IRQ_WAIT:
-		return kprog_ioc_irq_wait(uarg);
 	case KPROG_IOC_NET_CONN:
-		return kprog_ioc_net_conn(uarg);
 	case KPROG_IOC_SEND:
 	case KPROG_IOC_RECV:
 	case KPROG_IOC_PROBE:
@@ -477,8 +480,11 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 	default:
 		return -ENOTTY;
 	}
+	/* Nothing but VERSION, GET_INFO and JOIN before JOIN. */
 	if (!kprog_ep_job(ep))
 		return -EBADFD;
+	if (cmd == KPROG_IOC_NET_CONN)
+		return kprog_ioc_net_conn(ep, uarg);
 
 	kprog_cq_flush(ep);
 	switch (cmd) {
@@ -624,14 +630,11 @@ static int __init kprog_init(void)
 	err = kprog_xport_init();
 	if (err)
 		goto err_eager;
-	err = kprog_irq_init();
-	if (err)
-		goto err_xport;
 	kprog_stats_debugfs_init();
 	kprog_misc.mode = kprog_dev_mode;
 	err = misc_register(&kprog_misc);
 	if (err)
-		goto err_irq;
+		goto err_debugfs;
 	err = kprog_nl_init();
 	if (err)
 		goto err_misc;
@@ -639,10 +642,8 @@ static int __init kprog_init(void)
 
 err_misc:
 	misc_deregister(&kprog_misc);
-err_irq:
+err_debugfs:
 	kprog_stats_debugfs_exit();
-	kprog_irq_exit();
-err_xport:
 	kprog_xport_exit();
 err_eager:
 	kprog_eager_exit();
@@ -653,11 +654,10 @@ err_op:
 
 static void __exit kprog_exit(void)
 {
-	/* No new netlink request, then no new file: nothing can restart. */
+	/* No new netlink request, then no new file. */
 	kprog_nl_exit();
 	misc_deregister(&kprog_misc);
 	kprog_stats_debugfs_exit();
-	kprog_irq_exit();
 	/* Transfers may still run after the last close; they free into ep. */
 	kprog_xport_exit();
 	kprog_eager_exit();

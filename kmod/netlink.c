@@ -1,44 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kprog generic netlink family KPROG_GENL_NAME (see the uapi header):
- * per-CPU counters (stats.c) and the interrupt source (irqsrc.c). This file
- * parses and checks the requests and builds the replies.
+ * per-CPU counters (stats.c). This file builds the replies.
  *
- * Every command has its own strict policy; commands that take no
- * attributes reject any. As the netlink core does for a value outside a
- * policy range, a value above a module parameter's limit gets ERANGE;
- * missing, malformed or unknown attributes and unusable CPUs get EINVAL.
- * The family lives in the initial network namespace only: the counters
- * and the source are host-wide.
+ * Commands take no attributes and reject any (resv_start_op 0); the
+ * numbers the interrupt source's commands had (kprog_bench.ko's now) are
+ * left unserved: EOPNOTSUPP. The family lives in the initial network
+ * namespace only: the counters are host-wide.
  */
 #include <linux/kernel.h>
-#include <linux/slab.h>
-#ifdef KPROG_HAVE_LINUX_UNALIGNED
-#include <linux/unaligned.h>
-#else
-#include <asm/unaligned.h>
-#endif
+#include <linux/kprog.h>
 #include <net/genetlink.h>
 #include "netlink.h"
-#include "irqsrc.h"
 #include "stats.h"
 
-/* Largest KPROG_A_IRQ_CPUS: one bit for each CPU the kernel supports. */
-#define KPROG_NL_CPUS_MAX	(DIV_ROUND_UP(NR_CPUS, 64) * sizeof(u64))
-
-static struct netlink_range_validation kprog_nl_hz_range = {
-	.min = 1,
-	.max = KPROG_IRQ_HZ_LIMIT,
-};
-
-static const struct nla_policy kprog_nl_irq_start_policy[KPROG_A_MAX + 1] = {
-	[KPROG_A_IRQ_HZ] = NLA_POLICY_FULL_RANGE(NLA_U32, &kprog_nl_hz_range),
-	[KPROG_A_IRQ_MODE] = NLA_POLICY_MAX(NLA_U32, __KPROG_IRQ_MODE_MAX - 1),
-	[KPROG_A_IRQ_LOAD_NS] = { .type = NLA_U32 },
-	[KPROG_A_IRQ_DURATION_MS] = NLA_POLICY_MIN(NLA_U32, 1),
-	[KPROG_A_IRQ_CPUS] = NLA_POLICY_RANGE(NLA_BINARY, sizeof(u64),
-					      KPROG_NL_CPUS_MAX),
-};
+/* Numbers of the ABI that must not move when entries are retired. */
+static_assert(KPROG_CMD_MAX == 5);
+static_assert(KPROG_A_STAT_WAKEUPS == 11);
+static_assert(KPROG_A_STAT_NET_CQES == 19);
 
 static struct genl_family kprog_genl_family;
 
@@ -96,166 +75,6 @@ static int kprog_nl_reset_stats(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
-/* The u64-word bitmap of KPROG_A_IRQ_CPUS into @mask. */
-static int kprog_nl_parse_cpus(const struct nlattr *attr,
-			       struct cpumask *mask,
-			       struct netlink_ext_ack *extack)
-{
-	const u8 *data = nla_data(attr);
-	unsigned int i, bit, cpu;
-	u64 word;
-
-	if (nla_len(attr) % sizeof(u64)) {
-		NL_SET_ERR_MSG_ATTR(extack, attr,
-				    "length is not a whole number of u64 words");
-		return -EINVAL;
-	}
-	cpumask_clear(mask);
-	for (i = 0; i < nla_len(attr) / sizeof(u64); i++) {
-		word = get_unaligned((const u64 *)(data + i * sizeof(u64)));
-		for (bit = 0; bit < 64; bit++) {
-			if (!(word & BIT_ULL(bit)))
-				continue;
-			cpu = i * 64 + bit;
-			if (cpu >= nr_cpu_ids || !cpu_possible(cpu)) {
-				NL_SET_ERR_MSG_ATTR(extack, attr,
-						    "names a CPU that does not exist");
-				return -EINVAL;
-			}
-			cpumask_set_cpu(cpu, mask);
-		}
-	}
-	if (cpumask_empty(mask)) {
-		NL_SET_ERR_MSG_ATTR(extack, attr, "names no CPU");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int kprog_nl_irq_start(struct sk_buff *skb, struct genl_info *info)
-{
-	struct netlink_ext_ack *extack = info->extack;
-	struct nlattr **tb = info->attrs;
-	struct kprog_irq_config cfg = { .mode = KPROG_IRQ_HARDIRQ };
-	u64 period;
-	int err;
-
-	if (GENL_REQ_ATTR_CHECK(info, KPROG_A_IRQ_HZ)) {
-		NL_SET_ERR_MSG(extack, "KPROG_A_IRQ_HZ is required");
-		return -EINVAL;
-	}
-	if (GENL_REQ_ATTR_CHECK(info, KPROG_A_IRQ_DURATION_MS)) {
-		NL_SET_ERR_MSG(extack, "KPROG_A_IRQ_DURATION_MS is required");
-		return -EINVAL;
-	}
-	cfg.hz = nla_get_u32(tb[KPROG_A_IRQ_HZ]);
-	if (cfg.hz > kprog_irq_max_hz) {
-		NL_SET_ERR_MSG_ATTR(extack, tb[KPROG_A_IRQ_HZ],
-				    "above the irq_max_hz module parameter");
-		return -ERANGE;
-	}
-	cfg.duration_ms = nla_get_u32(tb[KPROG_A_IRQ_DURATION_MS]);
-	if (cfg.duration_ms > kprog_irq_max_duration_ms) {
-		NL_SET_ERR_MSG_ATTR(extack, tb[KPROG_A_IRQ_DURATION_MS],
-				    "above the irq_max_duration_ms module parameter");
-		return -ERANGE;
-	}
-	if (tb[KPROG_A_IRQ_MODE])
-		cfg.mode = nla_get_u32(tb[KPROG_A_IRQ_MODE]);
-	if (tb[KPROG_A_IRQ_LOAD_NS]) {
-		cfg.load_ns = nla_get_u32(tb[KPROG_A_IRQ_LOAD_NS]);
-		period = div_u64(NSEC_PER_SEC, cfg.hz);
-		if (cfg.load_ns > period / 4 ||
-		    cfg.load_ns > kprog_irq_max_load_ns) {
-			NL_SET_ERR_MSG_ATTR(extack, tb[KPROG_A_IRQ_LOAD_NS],
-					    "above 1/4 of the period or the irq_max_load_ns module parameter");
-			return -ERANGE;
-		}
-	}
-	if (!zalloc_cpumask_var(&cfg.cpus, GFP_KERNEL))
-		return -ENOMEM;
-	cfg.all_online = !tb[KPROG_A_IRQ_CPUS];
-	if (!cfg.all_online) {
-		err = kprog_nl_parse_cpus(tb[KPROG_A_IRQ_CPUS], cfg.cpus,
-					  extack);
-		if (err)
-			goto out;
-	}
-	err = kprog_irq_start(&cfg, extack);
-out:
-	free_cpumask_var(cfg.cpus);
-	return err;
-}
-
-static int kprog_nl_irq_stop(struct sk_buff *skb, struct genl_info *info)
-{
-	kprog_irq_stop();
-	return 0;
-}
-
-/* @mask as KPROG_A_IRQ_CPUS: u64 words covering every possible CPU id. */
-static int kprog_nl_put_cpus(struct sk_buff *skb, const struct cpumask *mask)
-{
-	unsigned int words = DIV_ROUND_UP(nr_cpu_ids, 64), cpu;
-	struct nlattr *attr;
-	u8 *data;
-	u64 w;
-
-	attr = nla_reserve(skb, KPROG_A_IRQ_CPUS, words * sizeof(u64));
-	if (!attr)
-		return -EMSGSIZE;
-	data = nla_data(attr);
-	memset(data, 0, words * sizeof(u64));
-	for_each_cpu(cpu, mask) {
-		u8 *p = data + cpu / 64 * sizeof(u64);
-
-		w = get_unaligned((u64 *)p) | BIT_ULL(cpu % 64);
-		put_unaligned(w, (u64 *)p);
-	}
-	return 0;
-}
-
-static int kprog_nl_irq_status(struct sk_buff *skb, struct genl_info *info)
-{
-	struct kprog_irq_config cfg = {};
-	struct sk_buff *msg;
-	bool running;
-	void *hdr;
-	int err = -EMSGSIZE;
-
-	if (!zalloc_cpumask_var(&cfg.cpus, GFP_KERNEL))
-		return -ENOMEM;
-	running = kprog_irq_status(&cfg);
-	msg = genlmsg_new(nla_total_size(sizeof(u8)) +
-			  3 * nla_total_size(sizeof(u32)) +
-			  nla_total_size(DIV_ROUND_UP(nr_cpu_ids, 64) *
-					 sizeof(u64)), GFP_KERNEL);
-	if (!msg) {
-		err = -ENOMEM;
-		goto out;
-	}
-	hdr = genlmsg_put_reply(msg, info, &kprog_genl_family, 0,
-				KPROG_CMD_IRQ_STATUS);
-	if (!hdr)
-		goto err_msg;
-	if (nla_put_u8(msg, KPROG_A_IRQ_RUNNING, running))
-		goto err_msg;
-	if (running &&
-	    (nla_put_u32(msg, KPROG_A_IRQ_HZ, cfg.hz) ||
-	     nla_put_u32(msg, KPROG_A_IRQ_MODE, cfg.mode) ||
-	     nla_put_u32(msg, KPROG_A_IRQ_LOAD_NS, cfg.load_ns) ||
-	     kprog_nl_put_cpus(msg, cfg.cpus)))
-		goto err_msg;
-	genlmsg_end(msg, hdr);
-	err = genlmsg_reply(msg, info);
-	goto out;
-err_msg:
-	nlmsg_free(msg);
-out:
-	free_cpumask_var(cfg.cpus);
-	return err;
-}
-
 static const struct genl_ops kprog_genl_ops[] = {
 	{
 		.cmd = KPROG_CMD_GET_STATS,
@@ -265,22 +84,6 @@ static const struct genl_ops kprog_genl_ops[] = {
 		.cmd = KPROG_CMD_RESET_STATS,
 		.doit = kprog_nl_reset_stats,
 		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = KPROG_CMD_IRQ_START,
-		.doit = kprog_nl_irq_start,
-		.flags = GENL_ADMIN_PERM,
-		.policy = kprog_nl_irq_start_policy,
-		.maxattr = ARRAY_SIZE(kprog_nl_irq_start_policy) - 1,
-	},
-	{
-		.cmd = KPROG_CMD_IRQ_STOP,
-		.doit = kprog_nl_irq_stop,
-		.flags = GENL_ADMIN_PERM,
-	},
-	{
-		.cmd = KPROG_CMD_IRQ_STATUS,
-		.doit = kprog_nl_irq_status,
 	},
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kprog generic netlink family: per-CPU accounting and the interrupt
- * source of the interrupt-cost benchmark (include/uapi/linux/kprog.h).
+ * kprog generic netlink family: per-CPU accounting
+ * (include/uapi/linux/kprog.h).
  */
 #ifndef _KPROG_NETLINK_H
 #define _KPROG_NETLINK_H

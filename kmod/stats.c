@@ -15,15 +15,12 @@ EXPORT_PER_CPU_SYMBOL_GPL(kprog_stats);
 
 const struct kprog_stat_desc kprog_stat_descs[KPROG_NR_STATS] = {
 	[KPROG_STAT_EVENTS] = { "events", KPROG_A_STAT_EVENTS },
-	[KPROG_STAT_HARDIRQ_RUNS] = { "hardirq_runs", KPROG_A_STAT_HARDIRQ_RUNS },
-	[KPROG_STAT_HARDIRQ_NS] = { "hardirq_ns", KPROG_A_STAT_HARDIRQ_NS },
 	[KPROG_STAT_TASKLET_RUNS] = { "tasklet_runs", KPROG_A_STAT_TASKLET_RUNS },
 	[KPROG_STAT_TASKLET_NS] = { "tasklet_ns", KPROG_A_STAT_TASKLET_NS },
 	[KPROG_STAT_WORK_ITEMS] = { "work_items", KPROG_A_STAT_WORK_ITEMS },
 	[KPROG_STAT_WORK_NS] = { "work_ns", KPROG_A_STAT_WORK_NS },
 	[KPROG_STAT_BYTES] = { "bytes", KPROG_A_STAT_BYTES },
 	[KPROG_STAT_WAKEUPS] = { "wakeups", KPROG_A_STAT_WAKEUPS },
-	[KPROG_STAT_COALESCED] = { "coalesced", KPROG_A_STAT_COALESCED },
 	[KPROG_STAT_NET_CQES] = { "net_cqes", KPROG_A_STAT_NET_CQES },
 	[KPROG_STAT_NET_DROPPED] = { "net_dropped", KPROG_A_STAT_NET_DROPPED },
 	[KPROG_STAT_NET_REG_BYTES] = { "net_reg_bytes", KPROG_A_STAT_NET_REG_BYTES },

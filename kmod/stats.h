@@ -23,21 +23,17 @@
  * @KPROG_STAT_EVENTS: completions produced for an open endpoint: written to
  *	its ring, held in its overflow list, or returned by the posting
  *	ioctl (done = 1)
- * @KPROG_STAT_HARDIRQ_RUNS: runs of the module's hard interrupt handlers
- * @KPROG_STAT_HARDIRQ_NS: time spent in them
  * @KPROG_STAT_TASKLET_RUNS: runs of the module's tasklets
  * @KPROG_STAT_TASKLET_NS: time spent in them
  * @KPROG_STAT_WORK_ITEMS: progression work items run (transport transfers
- *	handed to a worker, interrupt source work); housekeeping work such
- *	as deferred frees is not counted
+ *	handed to a worker); housekeeping work such as deferred frees is not
+ *	counted
  * @KPROG_STAT_WORK_NS: time spent in them
  * @KPROG_STAT_BYTES: payload bytes written into receive buffers, by a
  *	transport's copy or by a receive copying out a buffered eager message:
  *	the sum of cqe.bytes over receive completions
  * @KPROG_STAT_WAKEUPS: wake-ups issued to at least one sleeping thread by a
- *	completion (ring waiters) or by the interrupt source in wake mode
- * @KPROG_STAT_COALESCED: interrupt source fires that found their tasklet or
- *	work item still pending, so that no new run was queued
+ *	completion (ring waiters)
  * @KPROG_STAT_NET_CQES: work completions (sends, receives, registrations,
  *	READs) handled by the network transport; each one's run is also
  *	counted in the context it ran in (tasklet runs for softirq, work
@@ -51,15 +47,12 @@
  */
 enum kprog_stat {
 	KPROG_STAT_EVENTS,
-	KPROG_STAT_HARDIRQ_RUNS,
-	KPROG_STAT_HARDIRQ_NS,
 	KPROG_STAT_TASKLET_RUNS,
 	KPROG_STAT_TASKLET_NS,
 	KPROG_STAT_WORK_ITEMS,
 	KPROG_STAT_WORK_NS,
 	KPROG_STAT_BYTES,
 	KPROG_STAT_WAKEUPS,
-	KPROG_STAT_COALESCED,
 	KPROG_STAT_NET_CQES,
 	KPROG_STAT_NET_DROPPED,
 	KPROG_STAT_NET_REG_BYTES,
@@ -67,7 +60,6 @@ enum kprog_stat {
 };
 
 /* kprog_stat_run() relies on each time counter following its run counter. */
-static_assert(KPROG_STAT_HARDIRQ_NS - KPROG_STAT_HARDIRQ_RUNS == 1);
 static_assert(KPROG_STAT_TASKLET_NS - KPROG_STAT_TASKLET_RUNS == 1);
 static_assert(KPROG_STAT_WORK_NS - KPROG_STAT_WORK_ITEMS == 1);
 
@@ -120,8 +112,8 @@ static inline void kprog_stat_add(enum kprog_stat stat, u64 n)
 
 /**
  * kprog_stat_run() - count one run of a context and the time it took
- * @runs: KPROG_STAT_HARDIRQ_RUNS, KPROG_STAT_TASKLET_RUNS or
- *	KPROG_STAT_WORK_ITEMS; the time goes to the counter after it
+ * @runs: KPROG_STAT_TASKLET_RUNS or KPROG_STAT_WORK_ITEMS; the time goes
+ *	to the counter after it
  * @start: kprog_stat_clock() when the run began
  */
 static inline void kprog_stat_run(enum kprog_stat runs, u64 start)

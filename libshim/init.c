@@ -2,8 +2,9 @@
 /*
  * MPI_Init / MPI_Init_thread / MPI_Finalize: open /dev/kprog, agree on
  * one job key for the world, the node of every rank and the address of
- * every node, connect the nodes' modules (netconn.c), JOIN (with that node
- * map when the job spans nodes and every node has the network transport),
+ * every node, JOIN (with that node map when the job spans nodes and every
+ * node has the network transport), connect the nodes' modules (netconn.c:
+ * the module serves that only to an endpoint of a job, toward its nodes),
  * map the completion ring; or fall back:
  * to node-local kprog when some node lacks the network transport, to a
  * pure pass-through when anything else fails on any rank.
@@ -272,18 +273,18 @@ static int node_map(int node_size)
 /*
  * The node map of a job across nodes: every rank's node index (from the
  * node communicators) and every node's address (GET_INFO.node_addr of
- * its lowest rank); then the node leaders connect their modules to each
- * other (netconn.c; *@conn_err: 0 or its errno, the same on all ranks).
- * Collective over MPI_COMM_WORLD; identical on all ranks of a node, as
- * JOIN requires. NULL on no memory (same on all ranks).
+ * its lowest rank). Collective over MPI_COMM_WORLD; identical on all
+ * ranks of a node, as JOIN requires. *@leaders: the node leaders' (the
+ * lowest rank of each node) communicator on them, MPI_COMM_NULL on the
+ * others, for net_connect(). NULL on no memory (same on all ranks).
  */
-static __u32 *net_map(struct kprog_node_addr **nodes_out, int *conn_err)
+static __u32 *net_map(struct kprog_node_addr **nodes_out, MPI_Comm *leaders)
 {
 	struct kprog_node_addr *nodes;
 	__u32 *rank_nodes, me = (__u32)kp.node_idx;
 	int node_rank, ok, all;
-	MPI_Comm leaders;
 
+	*leaders = MPI_COMM_NULL;
 	rank_nodes = malloc(sizeof(*rank_nodes) * kp.world_size);
 	nodes = calloc(kp.nr_nodes, sizeof(*nodes));
 	ok = rank_nodes && nodes;
@@ -296,19 +297,36 @@ static __u32 *net_map(struct kprog_node_addr **nodes_out, int *conn_err)
 	PMPI_Allgather(&me, 1, MPI_UINT32_T, rank_nodes, 1, MPI_UINT32_T, MPI_COMM_WORLD);
 	PMPI_Comm_rank(kp.node_comm, &node_rank);
 	PMPI_Comm_split(MPI_COMM_WORLD, node_rank == 0 ? 0 : MPI_UNDEFINED, kp.world_rank,
-			&leaders);
-	*conn_err = 0;
-	if (node_rank == 0) {
+			leaders);
+	if (node_rank == 0)
 		PMPI_Allgather(&info.node_addr, sizeof(*nodes), MPI_BYTE, nodes, sizeof(*nodes),
-			       MPI_BYTE, leaders);
-		if (kp.nr_nodes > 1)
-			*conn_err = kp_net_connect(leaders, nodes, kp.nr_nodes, kp.node_idx);
-		PMPI_Comm_free(&leaders);
-	}
+			       MPI_BYTE, *leaders);
 	PMPI_Bcast(nodes, (int)(sizeof(*nodes) * kp.nr_nodes), MPI_BYTE, 0, kp.node_comm);
-	PMPI_Bcast(conn_err, 1, MPI_INT, 0, kp.node_comm);
 	*nodes_out = nodes;
 	return rank_nodes;
+}
+
+/*
+ * After JOIN with the node map of net_map() (KPROG_IOC_NET_CONN needs a
+ * joined endpoint and connects only toward its job's nodes): the node
+ * leaders connect their modules to each other (netconn.c) and tell their
+ * node. @joined: whether this rank's JOIN worked; a leader whose JOIN
+ * failed takes part with that error, so that the exchange ends at once
+ * everywhere. Frees *@leaders. Collective over MPI_COMM_WORLD. Returns 0
+ * or an errno, the same on all ranks.
+ */
+static int net_connect(MPI_Comm *leaders, const struct kprog_node_addr *nodes, int joined)
+{
+	int err = 0;
+
+	if (*leaders != MPI_COMM_NULL) {
+		if (kp.nr_nodes > 1)
+			err = kp_net_connect(*leaders, nodes, kp.nr_nodes, kp.node_idx,
+					     joined ? 0 : EBADFD);
+		PMPI_Comm_free(leaders);
+	}
+	PMPI_Bcast(&err, 1, MPI_INT, 0, kp.node_comm);
+	return err;
 }
 
 /*
@@ -356,6 +374,7 @@ void kp_setup(int provided)
 	int node_size, code = ST_OK, all, xp, want_net, v[5], agreed[5], bad_rank, conn_err = 0;
 	struct kprog_node_addr *nodes = NULL;
 	char host[MPI_MAX_PROCESSOR_NAME];
+	MPI_Comm leaders = MPI_COMM_NULL;
 	__u32 *rank_nodes = NULL;
 	uint64_t key = 0;
 
@@ -445,15 +464,21 @@ void kp_setup(int provided)
 		want_net = 0;
 	}
 
-	/* Step 2: JOIN, with the node map when the job goes across nodes. */
+	/*
+	 * Step 2: JOIN, with the node map when the job goes across nodes;
+	 * then the node leaders connect the nodes (as endpoints of the job).
+	 */
 	if (want_net)
-		rank_nodes = net_map(&nodes, &conn_err);
+		rank_nodes = net_map(&nodes, &leaders);
 	if (want_net && !rank_nodes)
 		code = ST_MEM << 16 | ENOMEM;
-	else if (conn_err)
-		code = ST_CONN << 16 | conn_err;
 	else
 		code = dev_join(key, rank_nodes, nodes, xp == XP_IB ? KPROG_JOIN_NET_ONLY : 0);
+	if (rank_nodes) {	/* the same on all ranks */
+		conn_err = net_connect(&leaders, nodes, code == ST_OK);
+		if (code == ST_OK && conn_err)
+			code = ST_CONN << 16 | conn_err;
+	}
 	free(rank_nodes);
 	free(nodes);
 	PMPI_Allreduce(&code, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

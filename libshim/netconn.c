@@ -20,19 +20,23 @@
 #define NET_ROUNDS 5
 
 /*
- * Collective over @leaders (one rank per node, in node order): connect
- * this node (@self of @nr) to every other node of @nodes. Returns 0, or
- * the same errno on every leader (ETIMEDOUT: not connected after
- * NET_ROUNDS exchanges).
+ * Collective over @leaders (one rank per node, in node order), each with
+ * kp.fd joined to the job whose node map is @nodes (the module connects
+ * only a joined endpoint, and only toward its job's nodes): connect this
+ * node (@self of @nr) to every other node of @nodes. @err: an errno that
+ * keeps this leader from taking part (its JOIN failed), 0 if none.
+ * Returns 0, or the same errno on every leader (ETIMEDOUT: not connected
+ * after NET_ROUNDS exchanges).
  */
-int kp_net_connect(MPI_Comm leaders, const struct kprog_node_addr *nodes, int nr, int self)
+int kp_net_connect(MPI_Comm leaders, const struct kprog_node_addr *nodes, int nr, int self,
+		   int err)
 {
 	struct kprog_net_qp *mine = calloc((size_t)nr, sizeof(*mine));
 	struct kprog_net_qp *theirs = calloc((size_t)nr, sizeof(*theirs));
 	int round, i, v[2], all[2] = { 0, 0 };
 	struct kprog_net_conn c;
 
-	v[1] = mine && theirs ? 0 : ENOMEM;
+	v[1] = !mine || !theirs ? ENOMEM : err;
 	for (round = 0; round < NET_ROUNDS; round++) {
 		/* this node's end toward each node (its QP made if need be) */
 		for (i = 0; i < nr && !v[1]; i++) {

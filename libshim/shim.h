@@ -101,7 +101,8 @@ static inline void kp_guard_end(int *held)
 void kp_setup(int provided);	/* after PMPI_Init/Init_thread succeeded */
 void kp_shutdown(void);		/* before PMPI_Finalize */
 /* connect this node to the job's other nodes (netconn.c); 0 or an errno */
-int kp_net_connect(MPI_Comm leaders, const struct kprog_node_addr *nodes, int nr, int self);
+int kp_net_connect(MPI_Comm leaders, const struct kprog_node_addr *nodes, int nr, int self,
+		   int err);
 
 #define kp_log(lvl, ...) do { if (kp.verbose >= (lvl)) kp_logf(__VA_ARGS__); } while (0)
 void kp_logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -142,6 +142,17 @@ static void fx_rank_left(struct kprog_job *job, u32 rank)
 	kt_fx.left[kt_fx.nleft++] = rank;
 }
 
+static int fx_net_conn(struct kprog_net_conn *c)
+{
+	if (kt_fx.nconns == KT_FX_MAX)
+		kt_fatal(__FILE__, __LINE__, "fake transport: too many net_conn");
+	kt_fx.conns[kt_fx.nconns++] = c->peer;
+	if (kt_fx.conn_err)
+		return kt_fx.conn_err;
+	c->status = KPROG_NET_CONNECTED;
+	return 0;
+}
+
 const struct kprog_transport kt_fx_xport = {
 	.name = "fake",
 	.features = KPROG_XF_REQUIRE_REGISTRATION | KPROG_XF_SOFTIRQ,
@@ -151,6 +162,7 @@ const struct kprog_transport kt_fx_xport = {
 	.pull = fx_pull,
 	.fin = fx_fin,
 	.rank_left = fx_rank_left,
+	.net_conn = fx_net_conn,
 };
 
 void kt_fx_install(void)

@@ -79,6 +79,10 @@ struct kt_fx {
 	int handles;		/* get_handle minus put_handle */
 	u32 left[KT_FX_MAX];	/* rank_left: the ranks, in call order */
 	int nleft;
+	/* net_conn: its errno (set by the test), the peers it was called for */
+	int conn_err;
+	struct kprog_node_addr conns[KT_FX_MAX];
+	int nconns;
 };
 
 extern struct kt_fx kt_fx;

@@ -9,6 +9,7 @@
  * The job: ranks 0 and 1 here (node 0), 2 and 3 on node 1, 4 on node 2.
  */
 #include <linux/mm.h>
+#include <linux/socket.h>
 #include "kprog.h"
 #include "job.h"
 #include "ep.h"
@@ -681,4 +682,64 @@ TEST(remote__a_rank_leaving_a_job_with_remote_ranks_tells_the_transport)
 	ASSERT_OK(kt_join(c, kt_new_key(), 0, 1));
 	kt_close(c);
 	EXPECT_EQ(kt_fx.nleft, 2);
+}
+
+/* ---------------------------------------------------------------------
+ * KPROG_IOC_NET_CONN: only for a joined endpoint, only toward its job's
+ * other nodes (127.0.0.1 is node 0, this one; 127.0.0.2 and .3 the others)
+ */
+static struct kprog_net_conn conn_to(u8 last)
+{
+	struct kprog_net_conn c = { .op = KPROG_NET_PREPARE };
+
+	c.peer.family = AF_INET;
+	c.peer.addr[0] = 127;
+	c.peer.addr[3] = last;
+	return c;
+}
+
+TEST(remote__net_conn_needs_join_and_a_node_of_the_job)
+{
+	struct kprog_net_conn c = conn_to(2);
+	struct kt_ep *a, *b, *lone;
+
+	kt_fx_install();
+	lone = kt_open();
+	EXPECT_ERR(kt_ioctl(lone, KPROG_IOC_NET_CONN, &c), -EBADFD);
+	EXPECT_ERR(kt_ioctl(lone, KPROG_IOC_NET_CONN, (void *)MOCK_BAD_UADDR),
+		   -EBADFD);
+	/* a job on this node only has no other node */
+	ASSERT_OK(kt_join(lone, kt_new_key(), 0, 1));
+	EXPECT_ERR(kt_ioctl(lone, KPROG_IOC_NET_CONN, &c), -EINVAL);
+	EXPECT_EQ(kt_fx.nconns, 0);
+
+	remote_job(&a, &b);
+	EXPECT_OK(kt_ioctl(a, KPROG_IOC_NET_CONN, &c));
+	EXPECT_EQ(c.status, KPROG_NET_CONNECTED);
+	c = conn_to(3);
+	EXPECT_OK(kt_ioctl(b, KPROG_IOC_NET_CONN, &c));
+	ASSERT_EQ(kt_fx.nconns, 2);
+	EXPECT_EQ(kt_fx.conns[0].addr[3], 2);
+	EXPECT_EQ(kt_fx.conns[1].addr[3], 3);
+	/* this node, nodes not in the map, another family: refused */
+	c = conn_to(1);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_NET_CONN, &c), -EINVAL);
+	c = conn_to(4);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_NET_CONN, &c), -EINVAL);
+	c = conn_to(2);
+	c.peer.family = AF_INET6;
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_NET_CONN, &c), -EINVAL);
+	c.peer.family = 0;
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_NET_CONN, &c), -EINVAL);
+	EXPECT_EQ(kt_fx.nconns, 2);
+	/* the transport's errors and unreadable or unwritable arguments */
+	c = conn_to(2);
+	kt_fx.conn_err = -ENODEV;
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_NET_CONN, &c), -ENODEV);
+	kt_fx.conn_err = 0;
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_NET_CONN, (void *)MOCK_BAD_UADDR),
+		   -EFAULT);
+	mock_copy_to_user_errors = 1;
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_NET_CONN, &c), -EFAULT);
+	EXPECT_EQ(kt_fx.nconns, 4);
 }

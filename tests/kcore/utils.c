@@ -66,9 +66,7 @@ void kt_before_each(const struct kt_test *t)
 {
 	mock_reset();
 	kt_params_reset();
-	kt_stub_irq_init_err = 0;
 	kt_stub_nl_init_err = 0;
-	kt_stub_irq_wait_err = -ENODEV;
 	memset(eps, 0, sizeof(eps));
 	neps = 0;
 	if (!(t->flags & KT_NO_MODULE) && kt_load())
@@ -91,8 +89,8 @@ void kt_after_each(const struct kt_test *t)
 	mock_run_work();
 	if (loaded)
 		kt_unload();
-	if (kt_stub_irq_inits || kt_stub_nl_inits)
-		kt_fail(__FILE__, __LINE__, "irqsrc/netlink init and exit unbalanced");
+	if (kt_stub_nl_inits)
+		kt_fail(__FILE__, __LINE__, "netlink init and exit unbalanced");
 	mock_check_clean();
 	if (kt_failures() && !kt_verbose && mock_printk_buf[0])
 		kt_fail(__FILE__, __LINE__, "kernel messages of the test:\n%s",
@@ -138,7 +136,7 @@ void kt_after_abort(const struct kt_test *t, int clean_up)
 	mock_abandon();
 	kt_fx_forget();
 	loaded = false;
-	kt_stub_irq_inits = kt_stub_nl_inits = 0;
+	kt_stub_nl_inits = 0;
 }
 
 const char *kt_errname(long err)

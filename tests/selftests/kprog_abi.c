@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <grp.h>
+#include <linux/kprog_bench.h>
 #include "kprog_test.h"
 
 /* Layout is part of the ABI (the ring is shared memory). */
@@ -20,9 +21,10 @@ TEST(abi_layout)
 	ASSERT_EQ(0, sizeof(struct kprog_post) % 8);
 	ASSERT_EQ(0, sizeof(struct kprog_probe) % 8);
 	ASSERT_EQ(0, sizeof(struct kprog_join) % 8);
-	ASSERT_EQ(24, sizeof(struct kprog_irq_wait));
-	ASSERT_EQ(8, offsetof(struct kprog_irq_wait, timeout_ns));
-	ASSERT_EQ(16, offsetof(struct kprog_irq_wait, seq));
+	/* the benchmark module's one call (kprog_bench.ko), same rule */
+	ASSERT_EQ(24, sizeof(struct kprog_bench_irq_wait));
+	ASSERT_EQ(8, offsetof(struct kprog_bench_irq_wait, timeout_ns));
+	ASSERT_EQ(16, offsetof(struct kprog_bench_irq_wait, seq));
 }
 
 TEST(version)
@@ -123,35 +125,103 @@ TEST(ioctl_before_join_ebadfd)
 }
 
 /*
- * IRQ_WAIT needs no JOIN (also through the 32-bit compat path): with the
- * interrupt source idle it answers ENODEV, and EINVAL for a CPU that does
- * not exist or a nonzero __pad, before or after JOIN.
+ * Number 7 was IRQ_WAIT, the interrupt source's, which moved to
+ * kprog_bench.ko (/dev/kprog_bench): here it is unknown, ENOTTY, before
+ * JOIN and after, also through the 32-bit compat path, and its argument
+ * is neither read nor written.
  */
-TEST(irq_wait_without_join)
+TEST(retired_irq_wait_is_enotty)
 {
-	struct kprog_irq_wait w = { .cpu = 0, .timeout_ns = 0 };
+	const unsigned int old = _IOC(_IOC_READ | _IOC_WRITE, KPROG_IOC_MAGIC,
+				      7, 24);
+	unsigned char arg[24], ref[24];
 	int fd = kp_open(), i;
 
 	ASSERT_LE(0, fd);
+	memset(arg, 0x5a, sizeof(arg));
+	memcpy(ref, arg, sizeof(ref));
 	for (i = 0; i < 2; i++) {
-		w.cpu = 0;
-		w.__pad = 0;
 		errno = 0;
-		EXPECT_EQ(-1, ioctl(fd, KPROG_IOC_IRQ_WAIT, &w));
-		EXPECT_EQ(ENODEV, errno);
-		w.cpu = 1U << 30;
+		EXPECT_EQ(-1, ioctl(fd, old, arg));
+		EXPECT_EQ(ENOTTY, errno) TH_LOG("%s JOIN", i ? "after" : "before");
 		errno = 0;
-		EXPECT_EQ(-1, ioctl(fd, KPROG_IOC_IRQ_WAIT, &w));
-		EXPECT_EQ(EINVAL, errno);
-		w.cpu = 0;
-		w.__pad = 1;
-		errno = 0;
-		EXPECT_EQ(-1, ioctl(fd, KPROG_IOC_IRQ_WAIT, &w));
-		EXPECT_EQ(EINVAL, errno);
+		EXPECT_EQ(-1, ioctl(fd, old, NULL));
+		EXPECT_EQ(ENOTTY, errno);
+		EXPECT_EQ(0, memcmp(arg, ref, sizeof(arg)));
 		if (!i)
 			ASSERT_EQ(0, kp_join_fd(fd, kp_key(), 0, 1, 0, 0,
 						NULL));
 	}
+	close(fd);
+}
+
+/*
+ * Before JOIN only VERSION, GET_INFO and JOIN do anything: every other
+ * command number of the magic, in every direction and with any of the
+ * ABI's sizes, fails with EBADFD (a call of an endpoint) or ENOTTY (no
+ * such call), and so does mmap; the fd can still join afterwards.
+ */
+TEST(nothing_but_version_info_join_before_join)
+{
+	static unsigned char arg[4096];
+	static const unsigned int dirs[] = {
+		_IOC_NONE, _IOC_READ, _IOC_WRITE, _IOC_READ | _IOC_WRITE,
+	};
+	const unsigned int sizes[] = {
+		0, 4, 8, 16, 24, 32, KPROG_WAIT_V1_SIZE, KPROG_JOIN_V1_SIZE,
+		sizeof(struct kprog_post), sizeof(struct kprog_probe),
+		sizeof(struct kprog_wait), sizeof(struct kprog_join),
+		sizeof(struct kprog_info), sizeof(struct kprog_chan_open),
+		sizeof(struct kprog_net_conn),
+	};
+	const unsigned int allowed[] = {
+		KPROG_IOC_VERSION, KPROG_IOC_GET_INFO, KPROG_IOC_JOIN,
+		_IOC(_IOC_READ | _IOC_WRITE, KPROG_IOC_MAGIC, 1,
+		     KPROG_JOIN_V1_SIZE),
+	};
+	unsigned int nr, d, z, k, cmd;
+	int fd = kp_open(), badfd = 0, bad = 0;
+	__u32 v = 0;
+	void *p;
+
+	ASSERT_LE(0, fd);
+	for (nr = 0; nr < 64; nr++)
+		for (d = 0; d < ARRAY_SIZE(dirs); d++)
+			for (z = 0; z < ARRAY_SIZE(sizes); z++) {
+				for (k = 0; k < z; k++)	/* each size once */
+					if (sizes[k] == sizes[z])
+						break;
+				if (k < z)
+					continue;
+				cmd = _IOC(dirs[d], KPROG_IOC_MAGIC, nr,
+					   sizes[z]);
+				for (k = 0; k < ARRAY_SIZE(allowed); k++)
+					if (cmd == allowed[k])
+						break;
+				if (k < ARRAY_SIZE(allowed))
+					continue;
+				memset(arg, 0, sizeof(arg));
+				errno = 0;
+				if (ioctl(fd, cmd, arg) == 0 ||
+				    (errno != EBADFD && errno != ENOTTY)) {
+					bad++;
+					TH_LOG("nr %u dir %u size %u: %s", nr,
+					       dirs[d], sizes[z],
+					       strerror(errno));
+				}
+				badfd += errno == EBADFD;
+			}
+	EXPECT_EQ(0, bad);
+	/* SEND RECV PROBE CANCEL WAIT WAIT_V1 CHAN_OPEN CHAN_DRAIN KICK NET_CONN */
+	EXPECT_EQ(10, badfd);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EBADFD, errno);
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	EXPECT_EQ(0, ioctl(fd, KPROG_IOC_VERSION, &v));
+	EXPECT_EQ(KPROG_ABI_VERSION, v);
+	EXPECT_EQ(0, kp_join_fd(fd, kp_key(), 0, 1, 0, 0, NULL));
 	close(fd);
 }
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Selftest client of the kprog generic netlink family (libnl-genl-3):
- * raw requests with any attributes (to test bad ones), the per-CPU
- * counters, the interrupt source, and the errno plus extended-ack message
- * of every failed request. Also CPU lists from sysfs and the IRQ_WAIT
- * ioctl.
+ * Selftest client of the generic netlink families (libnl-genl-3) of
+ * kprog.ko ("kprog") and kprog_bench.ko ("kprog_bench"): raw requests with
+ * any attributes (to test bad ones), kprog's per-CPU counters, and the
+ * errno plus extended-ack message of every failed request. Also CPU lists
+ * from sysfs. The interrupt source's requests are in kprog_bench.c.
  *
  * Like kprog_test.h, helpers never ASSERT: they return 0 or -errno.
  */
@@ -19,6 +19,7 @@
 #include <netlink/netlink.h>
 #include <netlink/genl/genl.h>
 #include <netlink/genl/ctrl.h>
+#include <linux/kprog_bench.h>
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK	270
@@ -26,33 +27,35 @@
 
 #define KPN_TMO_S	20	/* no answer within this: -ETIMEDOUT */
 #define KPN_MAX_CPUS	4096
+/* Room for the attributes of either family. */
+#define KPN_TB_MAX	(KPROG_A_MAX > KPROG_BENCH_A_MAX ? KPROG_A_MAX : KPROG_BENCH_A_MAX)
 
-/* The per-CPU counters, in the order of kprog_stat_names[]. */
+/* kprog.ko's per-CPU counters, in the order of kprog_stat_names[]. */
 enum {
-	KS_EVENTS, KS_HARDIRQ_RUNS, KS_HARDIRQ_NS, KS_TASKLET_RUNS,
-	KS_TASKLET_NS, KS_WORK_ITEMS, KS_WORK_NS, KS_BYTES, KS_WAKEUPS,
-	KS_COALESCED, KS_NET_CQES, KS_NET_DROPPED, KS_NET_REG_BYTES, KS_N,
+	KS_EVENTS, KS_TASKLET_RUNS, KS_TASKLET_NS, KS_WORK_ITEMS, KS_WORK_NS,
+	KS_BYTES, KS_WAKEUPS, KS_NET_CQES, KS_NET_DROPPED, KS_NET_REG_BYTES,
+	KS_N,
 };
 
 static const int kpn_stat_attr[KS_N] = {
-	KPROG_A_STAT_EVENTS, KPROG_A_STAT_HARDIRQ_RUNS,
-	KPROG_A_STAT_HARDIRQ_NS, KPROG_A_STAT_TASKLET_RUNS,
+	KPROG_A_STAT_EVENTS, KPROG_A_STAT_TASKLET_RUNS,
 	KPROG_A_STAT_TASKLET_NS, KPROG_A_STAT_WORK_ITEMS,
 	KPROG_A_STAT_WORK_NS, KPROG_A_STAT_BYTES, KPROG_A_STAT_WAKEUPS,
-	KPROG_A_STAT_COALESCED, KPROG_A_STAT_NET_CQES,
-	KPROG_A_STAT_NET_DROPPED, KPROG_A_STAT_NET_REG_BYTES,
+	KPROG_A_STAT_NET_CQES, KPROG_A_STAT_NET_DROPPED,
+	KPROG_A_STAT_NET_REG_BYTES,
 };
 
 /* Also the debugfs column names, after "cpu". */
 static const char *const kprog_stat_names[KS_N] = {
-	"events", "hardirq_runs", "hardirq_ns", "tasklet_runs", "tasklet_ns",
-	"work_items", "work_ns", "bytes", "wakeups", "coalesced",
-	"net_cqes", "net_dropped", "net_reg_bytes",
+	"events", "tasklet_runs", "tasklet_ns", "work_items", "work_ns",
+	"bytes", "wakeups", "net_cqes", "net_dropped", "net_reg_bytes",
 };
 
 struct kpn {
 	struct nl_sock *sk;
 	int family;
+	int version;		/* of the family's messages */
+	int maxattr;
 	char msg[256];		/* extended-ack message of the last error */
 	int miss_type;		/* its missing attribute, or 0 */
 	int bad_attr;		/* it named an attribute (offset given) */
@@ -86,10 +89,10 @@ struct kpn_ctx {
 static inline int kpn_valid_cb(struct nl_msg *msg, void *arg)
 {
 	struct kpn_ctx *c = arg;
-	struct nlattr *tb[KPROG_A_MAX + 1];
+	struct nlattr *tb[KPN_TB_MAX + 1];
 	int ret;
 
-	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, KPROG_A_MAX, NULL)) {
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, c->k->maxattr, NULL)) {
 		c->err = -EPROTO;
 		return NL_SKIP;
 	}
@@ -165,8 +168,12 @@ static inline void kpn_close(struct kpn *k)
 	k->sk = NULL;
 }
 
-/* Connect and resolve the family; -ENOENT if it is not registered. */
-static inline int kpn_open(struct kpn *k)
+/*
+ * Connect and resolve family @name (@version, attributes up to @maxattr);
+ * -ENOENT if it is not registered.
+ */
+static inline int kpn_open_family(struct kpn *k, const char *name,
+				  int version, int maxattr)
 {
 	struct timeval tv = { .tv_sec = KPN_TMO_S };
 	int one = 1;
@@ -183,12 +190,21 @@ static inline int kpn_open(struct kpn *k)
 		   &one, sizeof(one));
 	setsockopt(nl_socket_get_fd(k->sk), SOL_SOCKET, SO_RCVTIMEO, &tv,
 		   sizeof(tv));
-	k->family = genl_ctrl_resolve(k->sk, KPROG_GENL_NAME);
+	k->version = version;
+	k->maxattr = maxattr;
+	k->family = genl_ctrl_resolve(k->sk, name);
 	if (k->family < 0) {
 		kpn_close(k);
 		return -ENOENT;
 	}
 	return 0;
+}
+
+/* kprog.ko's family. */
+static inline int kpn_open(struct kpn *k)
+{
+	return kpn_open_family(k, KPROG_GENL_NAME, KPROG_GENL_VERSION,
+			       KPROG_A_MAX);
 }
 
 /*
@@ -214,7 +230,7 @@ static inline int kpn_request(struct kpn *k, int cmd, int dump,
 	if (!m)
 		return -ENOMEM;
 	if (!genlmsg_put(m, NL_AUTO_PORT, NL_AUTO_SEQ, k->family, 0,
-			 dump ? NLM_F_DUMP : 0, cmd, KPROG_GENL_VERSION)) {
+			 dump ? NLM_F_DUMP : 0, cmd, k->version)) {
 		nlmsg_free(m);
 		return -ENOMEM;
 	}
@@ -317,96 +333,6 @@ static inline int kpn_stats_by_cpu(struct kpn *k, __u64 (*by)[KS_N],
 	return 0;
 }
 
-struct kpn_irq {
-	int hz, mode, load_ns, duration_ms;	/* < 0: attribute left out */
-	const __u64 *cpus;			/* NULL: left out */
-	int cpus_words;
-};
-
-static inline int kpn_irq_start(struct kpn *k, const struct kpn_irq *r)
-{
-	__u32 v[4] = { r->hz, r->mode, r->load_ns, r->duration_ms };
-	struct kpn_attr a[5];
-	int n = 0;
-
-	if (r->hz >= 0)
-		a[n++] = (struct kpn_attr){ KPROG_A_IRQ_HZ, 4, &v[0] };
-	if (r->mode >= 0)
-		a[n++] = (struct kpn_attr){ KPROG_A_IRQ_MODE, 4, &v[1] };
-	if (r->load_ns >= 0)
-		a[n++] = (struct kpn_attr){ KPROG_A_IRQ_LOAD_NS, 4, &v[2] };
-	if (r->duration_ms >= 0)
-		a[n++] = (struct kpn_attr){ KPROG_A_IRQ_DURATION_MS, 4, &v[3] };
-	if (r->cpus)
-		a[n++] = (struct kpn_attr){ KPROG_A_IRQ_CPUS,
-					    r->cpus_words * 8, r->cpus };
-	return kpn_request(k, KPROG_CMD_IRQ_START, 0, a, n, NULL, NULL, NULL);
-}
-
-struct kpn_status {
-	int running;
-	int have_hz, have_mode, have_load, have_cpus;
-	__u32 hz, mode, load_ns;
-	__u64 cpus[KPN_MAX_CPUS / 64];
-	int cpus_words;
-};
-
-static inline int kpn_status_msg(struct nlattr **tb, void *arg)
-{
-	struct kpn_status *s = arg;
-
-	if (!tb[KPROG_A_IRQ_RUNNING])
-		return -EPROTO;
-	s->running = nla_get_u8(tb[KPROG_A_IRQ_RUNNING]);
-	if ((s->have_hz = !!tb[KPROG_A_IRQ_HZ]))
-		s->hz = nla_get_u32(tb[KPROG_A_IRQ_HZ]);
-	if ((s->have_mode = !!tb[KPROG_A_IRQ_MODE]))
-		s->mode = nla_get_u32(tb[KPROG_A_IRQ_MODE]);
-	if ((s->have_load = !!tb[KPROG_A_IRQ_LOAD_NS]))
-		s->load_ns = nla_get_u32(tb[KPROG_A_IRQ_LOAD_NS]);
-	if ((s->have_cpus = !!tb[KPROG_A_IRQ_CPUS])) {
-		int len = nla_len(tb[KPROG_A_IRQ_CPUS]);
-
-		if (len % 8 || len > (int)sizeof(s->cpus))
-			return -EPROTO;
-		memcpy(s->cpus, nla_data(tb[KPROG_A_IRQ_CPUS]), len);
-		s->cpus_words = len / 8;
-	}
-	return 0;
-}
-
-static inline int kpn_irq_status(struct kpn *k, struct kpn_status *s)
-{
-	int nmsg = 0, ret;
-
-	memset(s, 0, sizeof(*s));
-	s->running = -1;
-	ret = kpn_request(k, KPROG_CMD_IRQ_STATUS, 0, NULL, 0, kpn_status_msg,
-			  s, &nmsg);
-	if (!ret && nmsg != 1)
-		ret = -EPROTO;
-	return ret;
-}
-
-/* Poll IRQ_STATUS until the source is idle: 0, -ETIMEDOUT, -errno. */
-static inline int kpn_wait_idle(struct kpn *k, int ms)
-{
-	long long end = kp_now_ms() + ms;
-	struct kpn_status s;
-	int ret;
-
-	for (;;) {
-		ret = kpn_irq_status(k, &s);
-		if (ret)
-			return ret;
-		if (!s.running)
-			return 0;
-		if (kp_now_ms() > end)
-			return -ETIMEDOUT;
-		usleep(10000);
-	}
-}
-
 /* A sysfs CPU list ("0-3,5") as a bitmap; returns the CPU count or -errno. */
 static inline int kp_cpulist(const char *path, __u64 *mask, int words)
 {
@@ -440,19 +366,6 @@ static inline int kp_cpulist(const char *path, __u64 *mask, int words)
 static inline int kp_bit(const __u64 *mask, int cpu)
 {
 	return !!(mask[cpu / 64] & (1ULL << (cpu % 64)));
-}
-
-/* KPROG_IOC_IRQ_WAIT on @fd (joined or not). 0 or -errno. */
-static inline int kp_irq_wait(int fd, __u32 cpu, long long timeout_ns,
-			      __u64 *seq)
-{
-	struct kprog_irq_wait w = { .cpu = cpu, .timeout_ns = timeout_ns };
-
-	if (ioctl(fd, KPROG_IOC_IRQ_WAIT, &w))
-		return -errno;
-	if (seq)
-		*seq = w.seq;
-	return 0;
 }
 
 static inline int kp_pin(int cpu)

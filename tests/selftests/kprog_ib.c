@@ -317,17 +317,68 @@ TEST_F(ib, info_reports_the_transport_and_this_nodes_address)
 	}
 }
 
-/* KPROG_IOC_NET_CONN on @c; 0 or errno. */
-static int net_conn(struct kprog_net_conn *c)
+/*
+ * KPROG_IOC_NET_CONN on @c from rank 0 of a fresh two-rank job, rank 0 on
+ * this node (@na), rank 1 on @map_peer (the module serves NET_CONN only to
+ * a joined endpoint, toward the other nodes of its job); 0 or an errno
+ * (ENOLINK: the JOIN failed).
+ */
+static int net_conn_in(const struct kprog_node_addr *na,
+		       const struct kprog_node_addr *map_peer,
+		       struct kprog_net_conn *c)
 {
+	struct kprog_node_addr nodes[2] = { *na, *map_peer };
+	__u32 rank_nodes[2] = { 0, 1 };
+	struct kprog_join j;
 	int fd = kp_open(), err = 0;
 
 	if (fd < 0)
 		return -fd;
-	if (ioctl(fd, KPROG_IOC_NET_CONN, c))
+	kp_join_init(&j, kp_key(), 0, 2, 0, 0);
+	j.rank_nodes = (__u64)(uintptr_t)rank_nodes;
+	j.nodes = (__u64)(uintptr_t)nodes;
+	j.nr_nodes = 2;
+	j.self_node = 0;
+	if (ioctl(fd, KPROG_IOC_JOIN, &j))
+		err = ENOLINK;
+	else if (ioctl(fd, KPROG_IOC_NET_CONN, c))
 		err = errno;
 	close(fd);
 	return err;
+}
+
+/* The same toward a node of the map. */
+static int net_conn(const struct kprog_node_addr *na, struct kprog_net_conn *c)
+{
+	return net_conn_in(na, &c->peer, c);
+}
+
+TEST_F(ib, net_conn_needs_join_and_a_node_of_the_job)
+{
+	struct kprog_net_conn c = { .op = KPROG_NET_PREPARE };
+	struct kprog_node_addr other = self->na;
+	int fd = kp_open();
+
+	other.addr[3] ^= 0x80;
+	c.peer = other;
+	/* nothing before JOIN */
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, ioctl(fd, KPROG_IOC_NET_CONN, &c));
+	EXPECT_EQ(EBADFD, errno);
+	close(fd);
+	/* a job on this node only has no node to connect to */
+	fd = kp_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, kp_join_fd(fd, kp_key(), 0, 1, 0, 0, NULL));
+	EXPECT_EQ(-1, ioctl(fd, KPROG_IOC_NET_CONN, &c));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+	/* nor has a job to a node its map does not name */
+	other.addr[3] ^= 0x01;
+	EXPECT_EQ(EINVAL, net_conn_in(&self->na, &other, &c));
+	/* toward a node of the map it works */
+	EXPECT_EQ(0, net_conn(&self->na, &c));
+	EXPECT_NE(0, c.local.qpn);
 }
 
 TEST_F(ib, net_conn_refuses_bad_requests_and_this_node)
@@ -336,49 +387,49 @@ TEST_F(ib, net_conn_refuses_bad_requests_and_this_node)
 
 	/* this node connects its loopback itself */
 	c.peer = self->na;
-	EXPECT_EQ(EINVAL, net_conn(&c));
+	EXPECT_EQ(EINVAL, net_conn(&self->na, &c));
 	c.peer.family = AF_INET6;
-	EXPECT_EQ(EINVAL, net_conn(&c));
+	EXPECT_EQ(EINVAL, net_conn(&self->na, &c));
 	/* another node (a made-up one): its end is made, in INIT */
 	c.peer = self->na;
 	c.peer.addr[3] ^= 0x80;
 	c.op = 99;
-	EXPECT_EQ(EINVAL, net_conn(&c));
+	EXPECT_EQ(EINVAL, net_conn(&self->na, &c));
 	c.op = KPROG_NET_PREPARE;
-	ASSERT_EQ(0, net_conn(&c));
+	ASSERT_EQ(0, net_conn(&self->na, &c));
 	EXPECT_EQ(KPROG_NET_VERSION, c.local.version);
 	EXPECT_NE(0, c.local.qpn);
 	EXPECT_EQ(0, c.local.remote_qpn);
 	EXPECT_GE(c.local.recv_bufs, 8);
 	/* a second PREPARE reports the same end */
 	c.remote = c.local;
-	ASSERT_EQ(0, net_conn(&c));
+	ASSERT_EQ(0, net_conn(&self->na, &c));
 	EXPECT_EQ(c.remote.qpn, c.local.qpn);
 	EXPECT_EQ(c.remote.psn, c.local.psn);
 	/* a malformed peer end is refused and changes nothing */
 	c.op = KPROG_NET_CONNECT;
 	c.remote.version = 0;
-	EXPECT_EQ(EINVAL, net_conn(&c));
+	EXPECT_EQ(EINVAL, net_conn(&self->na, &c));
 	c.remote = c.local;
 	c.remote.qpn = 1U << 24;
-	EXPECT_EQ(EINVAL, net_conn(&c));
+	EXPECT_EQ(EINVAL, net_conn(&self->na, &c));
 	c.remote = c.local;
 	c.remote.mtu = 0;
-	EXPECT_EQ(EINVAL, net_conn(&c));
+	EXPECT_EQ(EINVAL, net_conn(&self->na, &c));
 	c.remote = c.local;
 	memset(c.remote.gid, 0, sizeof(c.remote.gid));
-	EXPECT_EQ(EINVAL, net_conn(&c));
+	EXPECT_EQ(EINVAL, net_conn(&self->na, &c));
 	c.remote = c.local;
 	c.remote.recv_bufs = 1;
-	EXPECT_EQ(EINVAL, net_conn(&c));
+	EXPECT_EQ(EINVAL, net_conn(&self->na, &c));
 	/* on RoCE the peer's GID must hold the peer's address */
 	c.remote = c.local;
-	EXPECT_EQ(EINVAL, net_conn(&c));
+	EXPECT_EQ(EINVAL, net_conn(&self->na, &c));
 	memcpy(&c.remote.gid[12], c.peer.addr, 4);
 	/* an end that changed since it was reported waits for another round */
 	c.local.qpn ^= 1;
 	c.status = 0;
-	EXPECT_EQ(0, net_conn(&c));
+	EXPECT_EQ(0, net_conn(&self->na, &c));
 	EXPECT_EQ(KPROG_NET_AGAIN, c.status);
 }
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kprog selftest: the module cannot be removed while an endpoint is open
- * (also one only waiting for the interrupt source); it can be removed, and
- * loaded again, right after a close with a transfer in flight and while
- * the interrupt source runs. Run last. The module is never removed on purpose; if the removal
- * succeeds anyway (a bug), it is loaded again from kmod/kprog.ko.
+ * or joined and mapped; it can be removed, and loaded again, right after a
+ * close with a transfer in flight. Run last. The module is never removed
+ * on purpose while held; if the removal succeeds anyway (a bug), it is
+ * loaded again from kmod/kprog.ko. (The interrupt source's module,
+ * kprog_bench.ko, has its own such tests in kprog_bench.c.)
  */
-#include "kprog_genl.h"
+#include "kprog_test.h"
 #include <dirent.h>
 #include <sys/klog.h>
 #include <libgen.h>
@@ -188,92 +189,6 @@ TEST(rmmod_while_joined_and_mapped_fails)
 	kp_job_close(e, 2);
 }
 
-
-struct irq_waiter {
-	int fd, cpu, err;
-};
-
-static void *irq_waiter_fn(void *arg)
-{
-	struct irq_waiter *w = arg;
-
-	do
-		w->err = kp_irq_wait(w->fd, w->cpu, -1, NULL);
-	while (!w->err);
-	return NULL;
-}
-
-/* A thread waiting in KPROG_IOC_IRQ_WAIT holds the module like any fd. */
-TEST(rmmod_while_irq_wait_fails)
-{
-	struct kpn_irq r = { 100, KPROG_IRQ_WAKE, -1, 30000 };
-	struct irq_waiter w = { .fd = kp_open() };
-	pthread_t th;
-	struct kpn k;
-	int err;
-
-	ASSERT_TRUE(module_loaded());
-	ASSERT_LE(0, w.fd);
-	ASSERT_EQ(0, kpn_open(&k));
-	ASSERT_EQ(0, kpn_irq_start(&k, &r)) TH_LOG("%s", k.msg);
-	ASSERT_EQ(0, pthread_create(&th, NULL, irq_waiter_fn, &w));
-	usleep(100000);
-	err = try_remove();
-	if (!err)
-		reload(_metadata);
-	EXPECT_TRUE(err == EBUSY || err == EWOULDBLOCK)
-		TH_LOG("delete_module: %s", err ? strerror(err) : "removed!");
-	if (!err) {
-		pthread_join(th, NULL);
-		return;
-	}
-	EXPECT_EQ(0, kpn_cmd(&k, KPROG_CMD_IRQ_STOP));
-	pthread_join(th, NULL);
-	EXPECT_EQ(-ENODEV, w.err);
-	close(w.fd);
-	kpn_close(&k);
-}
-
-/*
- * Unloading stops a running interrupt source (timers, queued work) and
- * leaks nothing; after a reload the family is back and the source idle.
- */
-TEST(unload_while_irq_source_runs_then_reload)
-{
-	struct kpn_irq r = { 2000, KPROG_IRQ_WORK, 10000, 30000 };
-	struct kpn_status st;
-	struct kpn k;
-	char line[256];
-	int leaks, err, ko = open_ko();
-
-	ASSERT_TRUE(module_loaded());
-	ASSERT_LE(0, ko) TH_LOG("kmod/kprog.ko not found: not unloading");
-	close(ko);
-	ASSERT_EQ(0, kpn_open(&k));
-	ASSERT_EQ(0, kpn_irq_start(&k, &r)) TH_LOG("%s", k.msg);
-	usleep(100000);
-	ASSERT_EQ(0, kpn_irq_status(&k, &st));
-	ASSERT_EQ(1, st.running);
-	kpn_close(&k);
-	leaks = leak_lines(line, sizeof(line));
-	err = remove_when_idle();
-	ASSERT_EQ(0, err) TH_LOG("delete_module with the source running: %s",
-				 strerror(err));
-	EXPECT_FALSE(module_loaded());
-	EXPECT_EQ(-ENOENT, kpn_open(&k));
-	EXPECT_EQ(leaks, leak_lines(line, sizeof(line)))
-		TH_LOG("objects leaked: %s", line);
-	err = load_again();
-	ASSERT_EQ(0, err) TH_LOG("reload (params \"%s\"): %s", saved_params,
-				 strerror(err));
-	ASSERT_EQ(0, kpn_open(&k));
-	ASSERT_EQ(0, kpn_irq_status(&k, &st));
-	EXPECT_EQ(0, st.running);
-	r.duration_ms = 50;
-	EXPECT_EQ(0, kpn_irq_start(&k, &r));
-	EXPECT_EQ(0, kpn_wait_idle(&k, 20000));
-	kpn_close(&k);
-}
 
 /*
  * Once every file is closed the module can go, even right after a close

@@ -15,9 +15,15 @@
  *   consume completions from the ring; KPROG_IOC_WAIT or poll() to sleep
  *   close()                      cancels everything still posted
  *
- * Every ioctl other than VERSION, GET_INFO, JOIN, IRQ_WAIT and NET_CONN fails with EBADFD
- * until JOIN succeeded. Bad arguments fail with EINVAL (or the errno
- * named below) and change nothing.
+ * Every ioctl other than VERSION, GET_INFO and JOIN fails with EBADFD
+ * (mmap too) until JOIN succeeded: an fd that has not joined a job can
+ * only learn what the module offers. Bad arguments fail with EINVAL (or
+ * the errno named below) and change nothing.
+ *
+ * The interrupt source of the interrupt-cost microbenchmark is not here:
+ * it is the module kprog_bench.ko, with its own device and netlink family
+ * (<linux/kprog_bench.h>), loaded only to run the benchmark, so that nodes
+ * that run jobs under kprog carry none of it (least privilege).
  */
 #ifndef _UAPI_LINUX_KPROG_H
 #define _UAPI_LINUX_KPROG_H
@@ -116,7 +122,17 @@ struct kprog_node_addr {
  * of another node out of band, as UCX does: the caller (the shim, at
  * MPI_Init, over MPI) carries each end's struct kprog_net_qp to the other
  * node. One connection (an RC queue pair at each end) per pair of nodes,
- * shared by all jobs; no JOIN needed.
+ * shared by all jobs.
+ *
+ * Only for a joined endpoint (EBADFD before JOIN), and only toward another
+ * node of its job's node map, for a job with ranks off this node (EINVAL
+ * otherwise): an fd connects this node to the nodes its job spans and to
+ * nothing else. JOIN does not need the
+ * connections (a message finds its node's connection when it is sent), so
+ * the shim joins first, then its node leaders connect, then the job sends.
+ * (Before this rule the shim connected first: such a shim gets EBADFD here
+ * and falls back as for any failed connection: kprog within each node,
+ * communicators that span nodes through Open MPI.)
  *
  * KPROG_NET_PREPARE fills @local with this node's end toward @peer: the
  * port's GID and LID, the queue pair toward @peer (made now, in INIT with
@@ -133,11 +149,12 @@ struct kprog_node_addr {
  * Both ends reach the same verdict from the same two reports, so the
  * caller repeats until every pair says CONNECTED on both sides (bounded).
  *
- * Errors: EINVAL for an unknown @op, a @peer that is not AF_INET or is
- * this node, or a malformed @remote (QPN, PSN, version, sizes, MTU);
+ * Errors: EINVAL for an unknown @op, a @peer that is not AF_INET, is
+ * this node or is no node of the caller's job, or a malformed @remote
+ * (QPN, PSN, version, sizes, MTU);
  * ENODEV: no usable RDMA port; ENOBUFS: max_conns connections exist;
- * EHOSTUNREACH: no route to the peer's GID; EOPNOTSUPP: no network
- * transport loaded.
+ * EHOSTUNREACH: no route to the peer's GID; EOPNOTSUPP: the job's network
+ * transport makes no connections out of band.
  */
 #define KPROG_NET_PREPARE	1
 #define KPROG_NET_CONNECT	2
@@ -431,22 +448,6 @@ struct kprog_cqe_times {
 };
 
 /*
- * KPROG_IOC_IRQ_WAIT: block until the interrupt-cost source (see the
- * generic netlink family below), running in KPROG_IRQ_WAKE mode, fires on
- * CPU @cpu, then return its per-CPU fire count in @seq. Needs no JOIN: it
- * is the "interrupt-driven user thread" of the interrupt-cost benchmark.
- * ENODEV if the source is not running in wake mode on @cpu (also when it
- * stops while waiting), EINVAL for an offline or impossible @cpu,
- * ETIMEDOUT after @timeout_ns (< 0: no limit), EINTR on a signal.
- */
-struct kprog_irq_wait {
-	__u32 cpu;		/* in */
-	__u32 __pad;
-	__s64 timeout_ns;	/* in */
-	__u64 seq;		/* out: fires on @cpu since the source started */
-};
-
-/*
  * KPROG_IOC_GET_INFO: what this module offers, before or after JOIN
  * (like KNEM's knem_cmd_info). @abi_version is KPROG_ABI_VERSION, which
  * changes only for incompatible changes; additions show as feature bits.
@@ -604,7 +605,11 @@ struct kprog_chan_drain {
 #define KPROG_IOC_PROBE		_IOWR(KPROG_IOC_MAGIC, 4, struct kprog_probe)
 #define KPROG_IOC_CANCEL	_IOW(KPROG_IOC_MAGIC, 5, struct kprog_cancel)
 #define KPROG_IOC_WAIT		_IOW(KPROG_IOC_MAGIC, 6, struct kprog_wait)
-#define KPROG_IOC_IRQ_WAIT	_IOWR(KPROG_IOC_MAGIC, 7, struct kprog_irq_wait)
+/*
+ * Number 7 was KPROG_IOC_IRQ_WAIT, the interrupt source's, now
+ * KPROG_BENCH_IOC_IRQ_WAIT on /dev/kprog_bench (<linux/kprog_bench.h>):
+ * on /dev/kprog it fails with ENOTTY, before JOIN and after. Not reused.
+ */
 #define KPROG_IOC_GET_INFO	_IOR(KPROG_IOC_MAGIC, 8, struct kprog_info)
 #define KPROG_IOC_CHAN_OPEN	_IOWR(KPROG_IOC_MAGIC, 9, struct kprog_chan_open)
 #define KPROG_IOC_CHAN_DRAIN	_IOW(KPROG_IOC_MAGIC, 10, struct kprog_chan_drain)
@@ -613,31 +618,20 @@ struct kprog_chan_drain {
 #define KPROG_IOC_NET_CONN	_IOWR(KPROG_IOC_MAGIC, 12, struct kprog_net_conn)
 
 /*
- * Generic netlink family KPROG_GENL_NAME: per-CPU progression accounting
- * and the interrupt source of the interrupt-cost benchmark (seed 001).
+ * Generic netlink family KPROG_GENL_NAME: per-CPU progression accounting.
  *
  * KPROG_CMD_GET_STATS (dump, any user): one message per possible CPU,
- *   KPROG_A_CPU plus every KPROG_A_STAT_* counter (u64, since module load
- *   or the last reset). Offline CPUs are included: their counts persist.
+ *   KPROG_A_CPU plus every KPROG_A_STAT_* counter this module counts (u64,
+ *   since module load or the last reset). Offline CPUs are included: their
+ *   counts persist.
  * KPROG_CMD_RESET_STATS (CAP_NET_ADMIN): zero every counter of every CPU.
- * KPROG_CMD_IRQ_START (CAP_NET_ADMIN): arm a pinned hrtimer on each CPU
- *   of KPROG_A_IRQ_CPUS (all online CPUs if absent; every CPU named must
- *   be online, the attribute a whole number of __u64 words) firing
- *   KPROG_A_IRQ_HZ (required) times a second (1..irq_max_hz, a module
- *   parameter) and doing KPROG_A_IRQ_MODE (KPROG_IRQ_HARDIRQ if absent)
- *   work on each fire, plus KPROG_A_IRQ_LOAD_NS of busy work in that
- *   context (0 if absent; at most 1/4 of the period and irq_max_load_ns).
- *   It stops by itself after KPROG_A_IRQ_DURATION_MS (required, at most
- *   irq_max_duration_ms), at KPROG_CMD_IRQ_STOP or at module unload.
- *   EBUSY if already running. ERANGE for a value out of its range (hz,
- *   mode, duration, load, or a CPU bitmap shorter than one word or longer
- *   than the kernel's NR_CPUS), EINVAL for a missing, malformed or unknown
- *   attribute or a CPU that does not exist or is offline; both with an
- *   extended ack message.
- * KPROG_CMD_IRQ_STOP (CAP_NET_ADMIN): stop it; not an error if idle.
- * KPROG_CMD_IRQ_STATUS (any user): KPROG_A_IRQ_RUNNING, and while
- *   running KPROG_A_IRQ_HZ, KPROG_A_IRQ_MODE, KPROG_A_IRQ_LOAD_NS,
- *   KPROG_A_IRQ_CPUS.
+ *
+ * Commands 3, 4 and 5 (IRQ_START, IRQ_STOP, IRQ_STATUS) and the
+ * attributes KPROG_A_IRQ_* were the interrupt source's: they are
+ * kprog_bench.ko's family now (<linux/kprog_bench.h>). Here the commands
+ * fail with EOPNOTSUPP; no number is reused. The counters that only the
+ * interrupt source fed (hard interrupt runs and time, coalesced fires)
+ * went with it: their attributes are no longer sent.
  */
 #define KPROG_GENL_NAME		"kprog"
 #define KPROG_GENL_VERSION	1
@@ -646,22 +640,13 @@ enum kprog_genl_cmd {
 	KPROG_CMD_UNSPEC,
 	KPROG_CMD_GET_STATS,
 	KPROG_CMD_RESET_STATS,
-	KPROG_CMD_IRQ_START,
-	KPROG_CMD_IRQ_STOP,
-	KPROG_CMD_IRQ_STATUS,
+	__KPROG_CMD_RETIRED_3,		/* was IRQ_START */
+	__KPROG_CMD_RETIRED_4,		/* was IRQ_STOP */
+	__KPROG_CMD_RETIRED_5,		/* was IRQ_STATUS */
 	__KPROG_CMD_MAX,
 };
 
 #define KPROG_CMD_MAX		(__KPROG_CMD_MAX - 1)
-
-/* What the interrupt source does on each fire. */
-enum kprog_irq_mode {
-	KPROG_IRQ_HARDIRQ,	/* nothing beyond the hard interrupt itself */
-	KPROG_IRQ_TASKLET,	/* schedule a per-CPU tasklet */
-	KPROG_IRQ_WORK,		/* queue a per-CPU work item (bound wq) */
-	KPROG_IRQ_WAKE,		/* wake threads in KPROG_IOC_IRQ_WAIT */
-	__KPROG_IRQ_MODE_MAX,
-};
 
 enum kprog_genl_attr {
 	KPROG_A_UNSPEC,
@@ -669,27 +654,21 @@ enum kprog_genl_attr {
 	KPROG_A_CPU,			/* u32 */
 	/* per-CPU counters, u64 */
 	KPROG_A_STAT_EVENTS,		/* completion events handled */
-	KPROG_A_STAT_HARDIRQ_RUNS,	/* hard-interrupt handler runs */
-	KPROG_A_STAT_HARDIRQ_NS,	/* time spent in them */
+	__KPROG_A_RETIRED_4,		/* was STAT_HARDIRQ_RUNS */
+	__KPROG_A_RETIRED_5,		/* was STAT_HARDIRQ_NS */
 	KPROG_A_STAT_TASKLET_RUNS,	/* tasklet (softirq) runs */
 	KPROG_A_STAT_TASKLET_NS,
 	KPROG_A_STAT_WORK_ITEMS,	/* workqueue items run */
 	KPROG_A_STAT_WORK_NS,
 	KPROG_A_STAT_BYTES,		/* payload bytes moved */
 	KPROG_A_STAT_WAKEUPS,		/* user threads woken */
-	/* interrupt source */
-	KPROG_A_IRQ_HZ,			/* u32 */
-	KPROG_A_IRQ_MODE,		/* u32, enum kprog_irq_mode */
-	KPROG_A_IRQ_LOAD_NS,		/* u32 */
-	KPROG_A_IRQ_DURATION_MS,	/* u32 */
-	KPROG_A_IRQ_CPUS,		/* binary: bitmap, __u64 words, bit n = CPU n */
-	KPROG_A_IRQ_RUNNING,		/* u8: 0 or 1 */
-	/*
-	 * per-CPU counter, u64: interrupt-source fires that found their
-	 * tasklet or work item still pending (no new run queued), so that
-	 * TASKLET_RUNS (or WORK_ITEMS) + COALESCED = HARDIRQ_RUNS
-	 */
-	KPROG_A_STAT_COALESCED,
+	__KPROG_A_RETIRED_12,		/* 12..17 were the IRQ_* attributes */
+	__KPROG_A_RETIRED_13,
+	__KPROG_A_RETIRED_14,
+	__KPROG_A_RETIRED_15,
+	__KPROG_A_RETIRED_16,
+	__KPROG_A_RETIRED_17,
+	__KPROG_A_RETIRED_18,		/* was STAT_COALESCED */
 	/* per-CPU counters of the network transport (kprog_ib.ko), u64 */
 	KPROG_A_STAT_NET_CQES,		/* work completions handled */
 	KPROG_A_STAT_NET_DROPPED,	/* wire messages dropped */
