@@ -12,7 +12,14 @@ ifeq ($(KVER),)
 KVER = $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
 	  [ -e /lib/modules/$$v/build/Makefile ] && echo $$v; done | sort -V | tail -n1)
 endif
-KDIR ?= /lib/modules/$(KVER)/build
+# A kernel that scripts/setup unpacked under .deps/kernels/ instead of
+# installing it (Debian's 6.12 and PREEMPT_RT 6.1): KVER=<ver> takes its
+# headers from there, and `make module` builds a copy of the module in
+# build/kernels/<ver>/ (scripts/check-kernels), so that kmod/ keeps the
+# installed kernel's build; scripts/vm-run boots that kernel with it.
+XKDIR = $(CURDIR)/.deps/kernels/$(KVER)/usr/src/linux-headers-$(KVER)
+KDIR ?= $(if $(wildcard /lib/modules/$(KVER)/build/Makefile),/lib/modules/$(KVER)/build,$\
+	$(if $(wildcard $(XKDIR)/Makefile),$(XKDIR),/lib/modules/$(KVER)/build))
 # Not exported: `make check` on a fresh machine computes these before
 # scripts/setup has installed the headers; sub-makes compute them afresh.
 
@@ -42,7 +49,11 @@ setup:
 
 module:
 	@[ -f $(KDIR)/Makefile ] || { echo "no kernel headers in $(KDIR): run scripts/setup" >&2; exit 1; }
+ifeq ($(KDIR),$(XKDIR))
+	scripts/check-kernels $(KVER)
+else
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+endif
 
 user: $(USER_DIRS)
 
