@@ -291,7 +291,7 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 	if (bytes)
 		pack_into(pl, buf, count, type, l, bytes);
 	kp_layout_put(l);
-	if (kp_wp_on)	/* the receiver's exact Late Sender (late_ns()) */
+	if (kp_wp_on)	/* the receiver's exact Late Sender (kp_stamp_late_ns()) */
 		((struct kprog_chan_rec *)pl - 1)->send_stamp = kp_stamp(kp_ticks());
 	kp_dir_publish(&p->tx);
 	fstats.sent++;

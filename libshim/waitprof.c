@@ -54,22 +54,16 @@ static inline bool wp_on(void)
 	return kp_wp_on;
 #endif
 }
-static uint64_t t_init, tick_init;
-static double sec_per_tick = 1e-9;
+static uint64_t t_init;	/* CLOCK_MONOTONIC: the run's length in the report */
 static const char *out_prefix;
 static struct kp_wp_cell *last[KP_WP_NFN];	/* the previous call's cell, per function */
 
 /*
- * A call costs two clock reads of the shim's cheap clock (clock.h: the
- * TSC where the kernel keeps time with it, ~20 ns emulated against ~115
- * for clock_gettime), scaled to seconds at MPI_Finalize by the
- * CLOCK_MONOTONIC time of the whole run. Durations are only ever
- * compared and summed, so a constant rate is all that matters.
+ * A call costs two reads of the shim's cheap clock (clock.h: the TSC
+ * where the kernel keeps time with it, ~20 ns emulated against ~115 for
+ * clock_gettime); durations stay in its ticks until MPI_Finalize, which
+ * scales them with the clock's calibration.
  */
-static inline uint64_t ticks(void)
-{
-	return kp_ticks();
-}
 
 void kp_wp_init(void)
 {
@@ -85,7 +79,6 @@ void kp_wp_init(void)
 	if (!out_prefix || !*out_prefix)
 		out_prefix = "kprog-waitprof";
 	t_init = kp_now_ns();
-	tick_init = ticks();
 	kp_wp_on = true;
 }
 
@@ -94,7 +87,7 @@ static inline void enter(struct kp_wp_call *w, int fn, void *site)
 	w->fn = fn;
 	w->site = (uintptr_t)site;
 	w->ls_n = w->ls_ns = 0;
-	w->t0 = ticks();
+	w->t0 = kp_ticks();
 	/* An outer profiled call keeps the kernel's times of nested ones. */
 	if (!kp_wp_cur) {
 		kp_wp_cur = w;
@@ -106,7 +99,7 @@ static inline void enter(struct kp_wp_call *w, int fn, void *site)
 static inline void leave(struct kp_wp_call *w, uint64_t bytes)
 {
 	/* a receive the channel spin completed: its clock read is the end */
-	uint64_t end = kp_wp_cur == w && w->fn == KP_WP_RECV && kp_wp_t1 ? kp_wp_t1 : ticks();
+	uint64_t end = kp_wp_cur == w && w->fn == KP_WP_RECV && kp_wp_t1 ? kp_wp_t1 : kp_ticks();
 	uint64_t d = end - w->t0;	/* in ticks until the report */
 	struct kp_wp_cell *c = last[w->fn];
 
@@ -293,6 +286,7 @@ int MPI_Barrier(MPI_Comm comm)
 
 static void to_seconds(void)
 {
+	double sec_per_tick = (double)kp_clk.mult / 4294967296.0 * 1e-9;	/* clock.h */
 	unsigned int i;
 
 	kp_wp_fold(&tab);
@@ -456,8 +450,6 @@ void kp_wp_finalize(void)
 		return;
 	kp_wp_on = false;	/* the reductions below are not profiled */
 	runtime = (kp_now_ns() - t_init) * 1e-9;
-	if (ticks() > tick_init && runtime > 0)
-		sec_per_tick = runtime / (double)(ticks() - tick_init);
 	to_seconds();
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &size);
