@@ -58,43 +58,32 @@ void kp_dir_publish(struct kp_dir *d)
 	__atomic_store_n(&d->h->prod, prod + KPROG_CHAN_REC_SIZE(r->len), __ATOMIC_RELEASE);
 }
 
-struct kprog_chan_rec *kp_dir_rec(const struct kp_dir *d, uint64_t pos, uint64_t prod,
-				  uint64_t *size)
-{
-	uint64_t off = pos & d->mask, ring = (uint64_t)d->mask + 1;
-	struct kprog_chan_rec *r = (struct kprog_chan_rec *)(d->ring + off);
-	uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_RELAXED);
-	uint32_t len = __atomic_load_n(&r->len, __ATOMIC_RELAXED);
-
-	if (flags & KPROG_REC_PAD)
-		*size = ring - off;
-	else if (len > d->max_msg)
-		*size = 0;
-	else
-		*size = KPROG_CHAN_REC_SIZE(len);
-	if (off + *size > ring || prod - pos < *size || pos % KPROG_CHAN_REC_ALIGN)
-		*size = 0;
-	return r;
-}
-
 uint64_t kp_dir_release(struct kp_dir *d)
 {
-	uint64_t cons, prod, size;
+	uint64_t cons, end, prod, size;
 	struct kprog_chan_rec *r;
 	unsigned int n;
 
+	/*
+	 * Walk over every DONE (or PAD) record from cons, then move cons past
+	 * them in one compare-and-swap: a record, once DONE, stays so until
+	 * cons has passed it. If the kernel moved cons meanwhile (a drain),
+	 * look again from there; the rounds are bounded by the ring.
+	 */
 	for (n = (d->mask + 1) / KPROG_CHAN_REC_ALIGN; n; n--) {
 		cons = __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
 		prod = kp_dir_prod(d);
-		if (cons == prod)
-			return cons;
-		r = kp_dir_rec(d, cons, prod, &size);
-		if (!size)
-			return cons;
-		if (!(r->flags & KPROG_REC_PAD) && kp_rec_state(r) != KPROG_REC_DONE)
-			return cons;
-		__atomic_compare_exchange_n(&d->h->cons, &cons, cons + size, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		for (end = cons; end != prod; end += size) {
+			r = kp_dir_rec(d, end, prod, &size);
+			if (!size)
+				break;
+			if (!(r->flags & KPROG_REC_PAD) && kp_rec_state(r) != KPROG_REC_DONE)
+				break;
+		}
+		if (end == cons ||
+		    __atomic_compare_exchange_n(&d->h->cons, &cons, end, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return end;
 	}
 	return __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
 }

@@ -3,7 +3,8 @@
  * User-space side of a kprog fast-path channel (include/uapi/linux/kprog.h
  * has the layout and the protocol): write records as the producer, find,
  * take and release records as the consumer. No MPI, no system calls:
- * the shim and the selftests use it alike.
+ * the shim and the selftests use it alike. kp_dir_rec() is inline: it
+ * runs several times for every record taken.
  */
 #ifndef KPROG_SHIM_CHAN_H
 #define KPROG_SHIM_CHAN_H
@@ -43,8 +44,24 @@ static inline uint64_t kp_dir_prod(const struct kp_dir *d)
  * Consumer: the record at position pos (cons <= pos < prod), its size in
  * the ring, or 0 if it is malformed (then stop using the channel).
  */
-struct kprog_chan_rec *kp_dir_rec(const struct kp_dir *d, uint64_t pos, uint64_t prod,
-				  uint64_t *size);
+static inline struct kprog_chan_rec *kp_dir_rec(const struct kp_dir *d, uint64_t pos,
+						 uint64_t prod, uint64_t *size)
+{
+	uint64_t off = pos & d->mask, ring = (uint64_t)d->mask + 1;
+	struct kprog_chan_rec *r = (struct kprog_chan_rec *)(d->ring + off);
+	uint32_t flags = __atomic_load_n(&r->flags, __ATOMIC_RELAXED);
+	uint32_t len = __atomic_load_n(&r->len, __ATOMIC_RELAXED);
+
+	if (flags & KPROG_REC_PAD)
+		*size = ring - off;
+	else if (len > d->max_msg)
+		*size = 0;
+	else
+		*size = KPROG_CHAN_REC_SIZE(len);
+	if (off + *size > ring || prod - pos < *size || pos % KPROG_CHAN_REC_ALIGN)
+		*size = 0;
+	return r;
+}
 
 /* NEW -> TAKEN; false if someone (the kernel) took it first. */
 static inline bool kp_rec_take(struct kprog_chan_rec *r)

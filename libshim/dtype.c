@@ -298,10 +298,43 @@ void kp_layout_put(struct kp_layout *l)
 	free(l);
 }
 
+/*
+ * What the fast path asks of a type in every small message: its size, and
+ * whether count elements are one block of bytes. A small direct-mapped
+ * cache over the layout table saves the lookup and the reference count
+ * (about 40 of the 270 instructions that take an 8-byte record);
+ * kp_layout_evict() clears a freed type's entry before its handle can be
+ * reused.
+ */
+#define NQUICK 16
+static struct {
+	MPI_Datatype type;
+	struct kp_quick_type t;
+} quick[NQUICK];
+
+const struct kp_quick_type *kp_type_quick(MPI_Datatype type)
+{
+	unsigned int i = bucket(type) & (NQUICK - 1);
+	struct kp_layout *l;
+
+	if (quick[i].type != type || type == MPI_DATATYPE_NULL) {
+		l = kp_layout_get(type);
+		quick[i].type = type;
+		quick[i].t.size = l->size;
+		quick[i].t.block = l->flat && l->nseg == 1 && l->segs[0].len == l->extent;
+		quick[i].t.off = quick[i].t.block ? l->segs[0].off : 0;
+		kp_layout_put(l);
+	}
+	return &quick[i].t;
+}
+
 void kp_layout_evict(MPI_Datatype type)
 {
 	struct kp_layout **pp, *l;
 
+	for (int i = 0; i < NQUICK; i++)
+		if (quick[i].type == type)
+			quick[i].type = MPI_DATATYPE_NULL;
 	for (pp = &table[bucket(type)]; (l = *pp); pp = &l->next)
 		if (l->type == type) {
 			*pp = l->next;

@@ -196,6 +196,7 @@ static size_t pack_into(void *dst, const void *buf, int count, MPI_Datatype type
 static int unpack_from(const void *src, size_t len, void *buf, int count, MPI_Datatype type,
 		       size_t *got)
 {
+	const struct kp_quick_type *q;
 	struct kp_layout *l;
 	size_t cap, n;
 
@@ -204,6 +205,14 @@ static int unpack_from(const void *src, size_t len, void *buf, int count, MPI_Da
 		return MPI_SUCCESS;
 	if (count == 0)
 		return MPI_ERR_TRUNCATE;
+	q = kp_type_quick(type);
+	if (q->block) {
+		cap = (size_t)q->size * (size_t)count;
+		n = len < cap ? len : cap;
+		memcpy((char *)buf + q->off, src, n);
+		*got = n;
+		return len > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+	}
 	l = kp_layout_get(type);
 	cap = (size_t)l->size * (size_t)count;
 	n = len < cap ? len : cap;
@@ -625,12 +634,8 @@ bool kp_fast_upost(struct kp_req *r)
 
 	if (!fast_on || r->mrecv || kp_deferred_recvs())
 		return false;
-	if (r->count) {
-		struct kp_layout *l = kp_layout_get(r->type);
-
-		cap = (size_t)l->size * (size_t)r->count;
-		kp_layout_put(l);
-	}
+	if (r->count)
+		cap = (size_t)kp_type_quick(r->type)->size * (size_t)r->count;
 	if (cap > fast_limit)
 		return false;	/* may need a rendezvous: the kernel drives it */
 	if (r->peer == MPI_ANY_SOURCE) {
@@ -656,6 +661,40 @@ bool kp_fast_upost(struct kp_req *r)
 	r->state = RS_ACTIVE;
 	fstats.uposted++;
 	return true;
+}
+
+/*
+ * MPI_Irecv from one source with no progress beyond that source's channel:
+ * receive immediate, else catch up on the records of the source that
+ * arrived since the last poll (older user-posted receives get them first),
+ * try again, else post in user space. The rest of kp_progress() (the
+ * completion ring, deferred posts, the other channels) is not this
+ * receive's business: it costed a non-arrived 8-byte MPI_Irecv about
+ * 480 of its 850 instructions (callgrind, msgrate). 1: r is complete or
+ * posted; 0: use the general path (kp_progress(), kp_start_recv()).
+ */
+static void poll_peer(int w);
+
+int kp_fast_irecv(struct kp_req *r)
+{
+	struct kp_peer *p;
+	int w;
+
+	if (!fast_on || r->peer == MPI_ANY_SOURCE || r->proc_null || r->mrecv)
+		return 0;
+	if (kp_fast_try_recv(r))
+		return 1;
+	w = r->comm->c2w[r->peer];
+	p = &peers[w];
+	if (p->state != PEER_MAPPED)
+		return 0;
+	if (uhead && p->scan != kp_dir_prod(&p->rx)) {
+		/* recv_now() stopped at the last poll: look at the rest */
+		poll_peer(w);
+		if (kp_fast_try_recv(r))
+			return 1;
+	}
+	return kp_fast_upost(r);
 }
 
 int kp_fast_cancel(struct kp_req *r)

@@ -405,10 +405,12 @@ static int irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 	/*
 	 * Receive immediate before any progress: a message already in its
 	 * channel completes the receive with no other polling (find_rec keeps
-	 * older receives' claims). Otherwise progress first, so that records
-	 * newer than the last poll are seen, then the general path.
+	 * older receives' claims); from one source, catching up on that
+	 * source's channel is enough to post it in user space. Otherwise
+	 * progress first, so that records newer than the last poll are seen,
+	 * then the general path.
 	 */
-	if (kp_fast_active() && kp_fast_try_recv(r)) {
+	if (kp_fast_active() && (source == MPI_ANY_SOURCE ? kp_fast_try_recv(r) : kp_fast_irecv(r))) {
 		*out = r;
 		return MPI_SUCCESS;
 	}

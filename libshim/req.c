@@ -156,6 +156,9 @@ struct kp_req *kp_req_alloc(void)
 
 void kp_req_drop(struct kp_req *r)
 {
+	/* most requests prepared nothing (fast path, one segment): no calls */
+	if (!r->tmp && !r->iov && !r->lay && r->utype == MPI_DATATYPE_NULL)
+		return;
 	free(r->tmp);
 	r->tmp = NULL;
 	free(r->iov);

@@ -159,6 +159,13 @@ struct kp_layout {
 struct kp_layout *kp_layout_get(MPI_Datatype type);	/* takes a ref */
 void kp_layout_put(struct kp_layout *l);
 void kp_layout_evict(MPI_Datatype type);
+/* Size of one element; block: count elements are one block at off. */
+struct kp_quick_type {
+	int64_t size;
+	MPI_Aint off;
+	bool block;
+};
+const struct kp_quick_type *kp_type_quick(MPI_Datatype type);	/* cached */
 /* Segments of count elements; returns the merged count, stops at max. */
 size_t kp_layout_iov(const struct kp_layout *l, const void *buf, int count,
 		     struct kprog_iov *iov, size_t max);
@@ -300,6 +307,7 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 void kp_fast_dump(void);		/* state for a wait that hangs */
 bool kp_fast_try_recv(struct kp_req *r);	/* completed r from a channel */
 bool kp_fast_upost(struct kp_req *r);	/* posted r in user space */
+int kp_fast_irecv(struct kp_req *r);	/* MPI_Irecv: done or posted here */
 void kp_fast_to_kernel(void);		/* user-posted receives -> kernel */
 int kp_fast_cancel(struct kp_req *r);	/* 1: r was user-posted, now cancelled */
 int kp_fast_probe(struct kp_comm *c, int source, int tag, struct kp_req *m, int *found,

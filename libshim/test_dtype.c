@@ -180,6 +180,36 @@ int main(int argc, char **argv)
 		MPI_Type_free(&b);
 	}
 
+	/* the fast path's cached view of a type, and its eviction on free */
+	{
+		const struct kp_quick_type *q = kp_type_quick(MPI_INT);
+		MPI_Datatype a, b;
+		int i;
+
+		EXPECT(q->size == sizeof(int) && q->block && q->off == 0, "quick MPI_INT");
+		q = kp_type_quick(v);
+		EXPECT(q->size == 3200 && !q->block, "quick vector: size %lld block %d",
+		       (long long)q->size, q->block);
+		q = kp_type_quick(ctg);
+		EXPECT(q->block, "quick contiguous: one block");
+		/* free a type and create another, likely at the same handle */
+		for (i = 0; i < 8; i++) {
+			MPI_Type_contiguous(2 + i, MPI_DOUBLE, &a);
+			MPI_Type_commit(&a);
+			q = kp_type_quick(a);
+			EXPECT(q->size == (int64_t)((2 + i) * sizeof(double)) && q->block,
+			       "quick contiguous %d doubles: size %lld", 2 + i, (long long)q->size);
+			MPI_Type_free(&a);
+			MPI_Type_vector(2, 1, 4 + i, MPI_SHORT, &b);
+			MPI_Type_commit(&b);
+			q = kp_type_quick(b);
+			EXPECT(q->size == 2 * sizeof(short) && !q->block,
+			       "quick vector after a free (round %d): size %lld block %d", i,
+			       (long long)q->size, q->block);
+			MPI_Type_free(&b);
+		}
+	}
+
 	MPI_Type_free(&v);
 	MPI_Type_free(&ctg);
 	MPI_Type_free(&hv);
