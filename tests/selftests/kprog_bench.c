@@ -55,20 +55,7 @@ static int bench_loaded(void)
 
 static long long kb_param(const char *name)
 {
-	char path[256], buf[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), KB_PARAMS "%s", name);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	return strtoll(buf, NULL, 0);
+	return kp_sysfs_param(KB_PARAMS, name);
 }
 
 /* kmod/kprog_bench.ko next to this checkout's tests/selftests/. */

@@ -53,13 +53,14 @@ struct kp_ep {
 	int overflow_seen;	/* saw hdr->overflow set at least once */
 };
 
-static inline long long kp_param(const char *name)
+/* A module parameter (dir: its /sys/module/.../parameters/); -1 if unreadable. */
+static inline long long kp_sysfs_param(const char *dir, const char *name)
 {
 	char path[256], buf[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), KP_PARAM_DIR "%s", name);
+	snprintf(path, sizeof(path), "%s%s", dir, name);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
@@ -69,6 +70,11 @@ static inline long long kp_param(const char *name)
 		return -1;
 	buf[n] = 0;
 	return strtoll(buf, NULL, 0);
+}
+
+static inline long long kp_param(const char *name)
+{
+	return kp_sysfs_param(KP_PARAM_DIR, name);
 }
 
 /* Is the parameter writable by root at run time (mode 0644 or so)? */
