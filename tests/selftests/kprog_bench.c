@@ -53,6 +53,30 @@ static int bench_loaded(void)
 	return stat(KB_SYS, &st) == 0;
 }
 
+/*
+ * Words of a CPU mask the module takes: NR_CPUS bits (kernel_max + 1),
+ * which is 8192 on Debian's kernels and 64 on the debug kernel's config.
+ */
+static int mask_words(void)
+{
+	static int words;
+	FILE *f;
+	int max = -1;
+
+	if (words)
+		return words;
+	f = fopen("/sys/devices/system/cpu/kernel_max", "r");
+	if (f) {
+		if (fscanf(f, "%d", &max) != 1)
+			max = -1;
+		fclose(f);
+	}
+	words = max < 0 ? WORDS : (max + 64) / 64;
+	if (words > WORDS)
+		words = WORDS;
+	return words;
+}
+
 static long long kb_param(const char *name)
 {
 	return kp_sysfs_param(KB_PARAMS, name);
@@ -562,20 +586,20 @@ TEST_F(nl, irq_start_bad_arguments)
 	start_fails(_metadata, k, &(struct kb_irq){ 100, 0, -1, 100, mask, 1 },
 		    -EINVAL, 0, 1, "empty CPU mask");
 	start_fails(_metadata, k,
-		    &(struct kb_irq){ 100, 0, -1, 100, mask, WORDS },
+		    &(struct kb_irq){ 100, 0, -1, 100, mask, mask_words() },
 		    -EINVAL, 0, 1, "empty CPU mask, many words");
-	mask[WORDS - 1] = 1ULL << 63;	/* CPU 4095 */
-	if (!kp_bit(self->possible, KPN_MAX_CPUS - 1))
+	mask[mask_words() - 1] = 1ULL << 63;	/* the highest CPU the kernel knows */
+	if (!kp_bit(self->possible, mask_words() * 64 - 1))
 		start_fails(_metadata, k,
-			    &(struct kb_irq){ 100, 0, -1, 100, mask, WORDS },
+			    &(struct kb_irq){ 100, 0, -1, 100, mask, mask_words() },
 			    -EINVAL, 0, 1, "impossible CPU");
 	memset(mask, 0, sizeof(mask));
-	for (cpu = 0; cpu < KPN_MAX_CPUS; cpu++) {
+	for (cpu = 0; cpu < mask_words() * 64; cpu++) {
 		if (kp_bit(self->possible, cpu) && !kp_bit(self->online, cpu)) {
 			mask[cpu / 64] |= 1ULL << (cpu % 64);
 			start_fails(_metadata, k,
 				    &(struct kb_irq){ 100, 0, -1, 100, mask,
-						      WORDS },
+						      mask_words() },
 				    -EINVAL, 0, 0, "offline CPU");
 			break;
 		}
@@ -663,7 +687,7 @@ static void irq_run(struct __test_metadata *_metadata,
 		    FIXTURE_DATA(nl) *self, int mode, int hz, int ms, int load,
 		    const __u64 *mask)
 {
-	struct kb_irq r = { hz, mode, load, ms, mask, mask ? WORDS : 0 };
+	struct kb_irq r = { hz, mode, load, ms, mask, mask ? mask_words() : 0 };
 	__u64 limit = (__u64)hz * ms / 1000;
 	const __u64 *on = mask ? mask : self->online;
 	int runs_idx = mode == KPROG_BENCH_IRQ_TASKLET ? KB_TASKLET_RUNS :
@@ -862,7 +886,7 @@ TEST_F_TIMEOUT(nl, irq_wait_errors, 120)
 	r.mode = KPROG_BENCH_IRQ_WAKE;
 	mask[cpu0 / 64] |= 1ULL << (cpu0 % 64);
 	r.cpus = mask;
-	r.cpus_words = WORDS;
+	r.cpus_words = mask_words();
 	ASSERT_EQ(0, kb_irq_start(&self->k, &r));
 	if (self->nonline > 1)
 		EXPECT_EQ(-ENODEV, kb_irq_wait(fd, nth_cpu(self->online, 1), 0,
@@ -1012,7 +1036,7 @@ static void hotplug_run(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, kb_wait_idle(&self->k, 20000));
 	mask[victim / 64] |= 1ULL << (victim % 64);
 	r.cpus = mask;
-	r.cpus_words = WORDS;
+	r.cpus_words = mask_words();
 	EXPECT_EQ(-EINVAL, kb_irq_start(&self->k, &r));
 	ASSERT_EQ(0, cpu_set_online(victim, 1));
 	self->offlined = -1;
