@@ -17,7 +17,12 @@ endif
 # headers from there, and `make module` builds a copy of the module in
 # build/kernels/<ver>/ (scripts/check-kernels), so that kmod/ keeps the
 # installed kernel's build; scripts/vm-run boots that kernel with it.
-XKDIR = $(CURDIR)/.deps/kernels/$(KVER)/usr/src/linux-headers-$(KVER)
+# Or the debug kernel (scripts/build-debug-kernel, `make check-debug`) in its
+# cache outside the repository, laid out the same way.
+KERNEL_CACHE ?= $(or $(KPROG_KERNEL_CACHE),/var/cache/kprog)
+XKDIR = $(if $(wildcard $(CURDIR)/.deps/kernels/$(KVER)/usr/src/linux-headers-$(KVER)/Makefile),$\
+	$(CURDIR)/.deps/kernels/$(KVER)/usr/src/linux-headers-$(KVER),$\
+	$(KERNEL_CACHE)/kernels/$(KVER)/usr/src/linux-headers-$(KVER))
 KDIR ?= $(if $(wildcard /lib/modules/$(KVER)/build/Makefile),/lib/modules/$(KVER)/build,$\
 	$(if $(wildcard $(XKDIR)/Makefile),$(XKDIR),/lib/modules/$(KVER)/build))
 # Not exported: `make check` on a fresh machine computes these before
