@@ -2,7 +2,8 @@
 # tests (native, then one VM boot) and ends with `N passed, N failed`;
 # `make demo` runs the quick overlap preset with and without kprog in
 # the VM; `make microbench` and `make latency` the other benchmarks there;
-# `make check-twonode` the soft-RoCE bench in one VM and across two.
+# `make check-twonode` the soft-RoCE bench in one VM and across two;
+# `make check-debug` the suites under a debug kernel (KASAN, lockdep, ...).
 # They call scripts/setup first, so they work on a fresh machine.
 # `make install` (PREFIX, DESTDIR) installs the shim, header, pkg-config
 # file, tools and udev rule; `make install-dkms` the module's sources for
@@ -45,7 +46,7 @@ DKMS_FILES := dkms.conf Kbuild kmod/Kbuild \
 	      $(filter-out %.mod.c kmod/bench%,$(wildcard kmod/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
-.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-fuzz check-faults check-twonode overlap-twonode demo microbench latency checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode overlap-twonode demo microbench latency checkpatch kcore clean
 
 all: module user
 
@@ -98,6 +99,19 @@ ROUNDS ?= 1000
 check-faults: setup
 	$(MAKE) all
 	scripts/vm-run --timeout $$(( $(ROUNDS) * 60 + 600 )) -- tests/mpi/run-faults $(ROUNDS) $(FAULT_SEED)
+
+# The suites under a debug kernel (KASAN, KFENCE, KMEMLEAK, lockdep,
+# DEBUG_ATOMIC_SLEEP, UBSAN, DEBUG_OBJECTS; scripts/check-debug): builds it
+# from Debian's linux-source once per machine into /var/cache/kprog
+# (scripts/build-debug-kernel, scripts/debug-kernel.config; the first build
+# takes about 45 min on 2 cores), the module for it, then in one VM boot the
+# selftests, tests/mpi, the fuzzer (CALLS) and the fault campaign (ROUNDS),
+# with the kernel log and a kmemleak scan checked after each and after
+# rmmod; fails on any report. Quicker: make check-debug CALLS=20000 ROUNDS=5.
+# Not part of `make check` (nor is the kernel built by scripts/setup).
+check-debug: setup
+	CALLS=$(CALLS) PROCS=$(PROCS) ROUNDS=$(ROUNDS) FUZZ_SEED=$(FUZZ_SEED) FAULT_SEED=$(FAULT_SEED) \
+		scripts/check-debug
 
 # The soft-RoCE test bench (not part of `make check`): one VM with rxe over a
 # veth pair (scripts/vm-run --rxe), then two VMs joined by a link
