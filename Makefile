@@ -104,7 +104,7 @@ check-faults: setup
 # DEBUG_ATOMIC_SLEEP, UBSAN, DEBUG_OBJECTS; scripts/check-debug): builds it
 # from Debian's linux-source once per machine into /var/cache/kprog
 # (scripts/build-debug-kernel, scripts/debug-kernel.config; the first build
-# takes about 45 min on 2 cores), the module for it, then in one VM boot the
+# took 21 min on the shared 2-core host), the module for it, then in one VM boot the
 # selftests, tests/mpi, the fuzzer (CALLS) and the fault campaign (ROUNDS),
 # with the kernel log and a kmemleak scan checked after each and after
 # rmmod; fails on any report. Quicker: make check-debug CALLS=20000 ROUNDS=5.
