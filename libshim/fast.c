@@ -26,7 +26,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -543,8 +542,8 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 		      int tag, MPI_Status *st, int *err)
 {
 	struct kprog_chan_rec *rec;
-	uint64_t t0, now, yielded = 0;
 	unsigned int n;
+	uint64_t t0, now;
 	uint32_t ev;
 	int w;
 
@@ -580,16 +579,8 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 		if (__atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE) != ev)
 			return 0;
 		/* no PAUSE, a clock read every 16th poll: see kp_wait_step() */
-		if (!(n & 15)) {
-			uint64_t spun = kp_ticks_ns(kp_ticks() - t0);
-
-			if (spun >= kp.spin.limit_ns)
-				return 0;
-			if (kp.yield_ns && spun - yielded >= kp.yield_ns) {
-				sched_yield();	/* oversubscribed node: init.c */
-				yielded = spun;
-			}
-		}
+		if (!(n & 15) && kp_ticks_ns(kp_ticks() - t0) >= kp.spin.limit_ns)
+			return 0;
 	}
 }
 

@@ -339,8 +339,6 @@ static int net_connect(MPI_Comm *leaders, const struct kprog_node_addr *nodes, i
  * sets the spin of the dedicated case, -1 turns it off. Collective over
  * kp.node_comm.
  */
-#define SPIN_OVERSUB_MAX_US 1000	/* as the default KPROG_SPIN_MAX_US: decided below */
-#define SPIN_YIELD_US 0
 static void spin_policy(int node_size, int provided)
 {
 	cpu_set_t mine, all;
@@ -352,28 +350,6 @@ static void spin_policy(int node_size, int provided)
 		CPU_ZERO(&mine);
 	PMPI_Allreduce(&mine, &all, (int)sizeof(all), MPI_BYTE, MPI_BOR, kp.node_comm);
 	ncpu = CPU_COUNT(&all);
-	if (ncpu < node_size) {
-		/*
-		 * More ranks than CPUs: a spinner holds a CPU that another rank
-		 * of the node may be waiting for. Like Open MPI's
-		 * mpi_yield_when_idle (which mpirun sets when it oversubscribes),
-		 * spinning then yields now and then (KPROG_SPIN_YIELD_US, 0:
-		 * never), and the adaptive spin stops at KPROG_SPIN_OVERSUB_MAX_US:
-		 * a rank that waits for a whole pair's ping-pong (npscale) must
-		 * not spin through it.
-		 */
-		long cap = env_long("KPROG_SPIN_OVERSUB_MAX_US", SPIN_OVERSUB_MAX_US);
-
-		kp.yield_ns = (uint64_t)env_long("KPROG_SPIN_YIELD_US", SPIN_YIELD_US) * 1000;
-		if (cap > 0 && !kp.spin.fixed && kp.spin.max_ns > (uint64_t)cap * 1000) {
-			kp.spin.max_ns = (uint64_t)cap * 1000;
-			if (kp.spin.limit_ns > kp.spin.max_ns)
-				kp.spin.limit_ns = kp.spin.max_ns;
-		}
-		kp_log(1, "%d ranks on %d CPUs: spinning yields every %llu us, at most %llu us",
-		       node_size, ncpu, (unsigned long long)kp.yield_ns / 1000,
-		       (unsigned long long)kp.spin.max_ns / 1000);
-	}
 	if (provided == MPI_THREAD_MULTIPLE || ncpu < node_size)
 		return;
 	kp_spin_dedicate(&kp.spin, us);

@@ -195,8 +195,7 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 	if (now - w->last < kp.spin.limit_ns) {
 		static uint64_t last_yield;
 
-		if ((w->kernel_work && now - last_yield > 8000) ||
-		    (kp.yield_ns && now - last_yield > kp.yield_ns)) {
+		if (w->kernel_work && now - last_yield > 8000) {
 			sched_yield();
 			last_yield = now;
 		}

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -145,7 +146,7 @@ struct kp_req *kp_req_alloc(void)
 		r = &pool[pool_bump++];
 	}
 	gen = r->gen + 1;
-	memset(r, 0, sizeof(*r));
+	memset(r, 0, offsetof(struct kp_req, post));
 	r->gen = gen;
 	r->next_free = KP_NO_REQ;
 	r->next_deferred = KP_NO_REQ;

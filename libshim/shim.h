@@ -39,7 +39,6 @@ struct kp_state {
 	struct kp_spin spin;	/* how long blocking calls spin before sleeping */
 	uint64_t activity;	/* bumped by every completion: idle detection */
 	long full_wait_ns;	/* a send spins this long for channel room */
-	uint64_t yield_ns;	/* oversubscribed node: a spinner yields this often */
 	int verbose;
 	/* wait-state profiler: the ring's times (KPROG_JOIN_TIMES), or NULL */
 	const struct kprog_cqe_times *times;
@@ -222,18 +221,22 @@ struct kp_req {
 	uint64_t cap;		/* recv: bytes the buffer holds */
 	bool tmp_unpack;	/* recv: unpack tmp at completion */
 	struct kprog_iov *iov;
-	struct kprog_post post;	/* kept for deferred posting */
 	uint32_t next_deferred;
-	/* KR_IDUP: Open MPI's request and communicator (idup.c) */
-	MPI_Request inner;
-	MPI_Comm newcomm;
-	struct kp_req *pnext;	/* pending idups */
 	/* result */
 	MPI_Status status;
 	int err;		/* MPI error code of the completion */
 	bool timed;		/* a timed receive (kernel or channel stamp): late_ns is exact */
 	uint64_t post_tick;	/* receive, profiler on: when the program started it (kp_ticks) */
 	uint64_t late_ns;	/* its Late Sender time (seed 003) */
+	/*
+	 * Not cleared by kp_req_alloc() (a third of the object, in every
+	 * message): each is written before it is read, post by prepare().
+	 */
+	struct kprog_post post;	/* kept for deferred posting */
+	/* KR_IDUP: Open MPI's request and communicator (idup.c) */
+	MPI_Request inner;
+	MPI_Comm newcomm;
+	struct kp_req *pnext;	/* pending idups */
 };
 
 #define KP_NO_REQ 0xffffffffu
