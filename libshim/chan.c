@@ -73,6 +73,13 @@ uint64_t kp_dir_release(struct kp_dir *d)
 	for (n = (d->mask + 1) / KPROG_CHAN_REC_ALIGN; n; n--) {
 		cons = __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
 		prod = kp_dir_prod(d);
+		/*
+		 * More than a ring apart: a drain moved cons between the two
+		 * reads (look again), or the peer wrote garbage (the walk below
+		 * would go round a ring of DONE records for ever).
+		 */
+		if (prod - cons > (uint64_t)d->mask + 1)
+			continue;
 		for (end = cons; end != prod; end += size) {
 			r = kp_dir_rec(d, end, prod, &size);
 			if (!size)

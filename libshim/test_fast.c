@@ -151,6 +151,22 @@ static void test_records(void)
 		EXPECT(size == 0, "oversized record is malformed");
 		EXPECT(kp_dir_release(&r.rx) == r.rx.h->cons, "cons does not move over it");
 	}
+	/*
+	 * A peer's garbage prod, many rings ahead, over a ring of DONE records:
+	 * the release must not walk round it for ever, nor move cons.
+	 */
+	{
+		uint64_t cons = r.rx.h->cons, pos;
+
+		for (pos = 0; pos < RING; pos += 64) {
+			rec = (struct kprog_chan_rec *)(r.rx.ring + pos);
+			rec->flags = 0;
+			rec->len = 8;
+			rec->state = KPROG_REC_DONE;
+		}
+		r.tx.h->prod = cons + 64 * RING;
+		EXPECT(kp_dir_release(&r.rx) == cons, "garbage prod: cons stays, no endless walk");
+	}
 	free(r.mem);
 }
 
