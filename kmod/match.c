@@ -120,8 +120,12 @@ int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg)
 	list_add_tail(&msg->qnode, &dst->unexpected);
 	dst->unexp_seq++;
 	kprog_ring_held(&dst->ring, msg->env.src, 1);
-	spin_unlock_bh(&dst->mlock);
+	/*
+	 * Traced under the lock: once it is released, a receive may take the
+	 * queued message and free it (KASAN, the kprog_chan selftest).
+	 */
 	trace_kprog_arrive(key, &msg->env, msg->send_req, KPROG_ARRIVE_QUEUED);
+	spin_unlock_bh(&dst->mlock);
 	/* Blocked probes, and a user-space matcher. */
 	kprog_ep_event(dst);
 	return 0;
