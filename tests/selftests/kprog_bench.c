@@ -16,8 +16,6 @@
  * host-wide, so nothing else may use the source meanwhile.
  */
 #include "kprog_genl.h"
-#include <libgen.h>
-#include <limits.h>
 
 #define POSSIBLE	"/sys/devices/system/cpu/possible"
 #define ONLINE		"/sys/devices/system/cpu/online"
@@ -83,59 +81,23 @@ static long long kb_param(const char *name)
 }
 
 /* kmod/kprog_bench.ko next to this checkout's tests/selftests/. */
-static int open_ko(void)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return -1;
-	exe[n] = 0;
-	snprintf(path, sizeof(path), "%s/../../kmod/kprog_bench.ko",
-		 dirname(exe));
-	return open(path, O_RDONLY | O_CLOEXEC);
-}
-
 static char saved_params[512];
 static int loaded_here;		/* this program loaded the module */
 
 /* Load the module (with @params); 0 or an errno. */
 static int load_bench(const char *params)
 {
-	long long end = kp_now_ms() + 3000;
-	struct stat st;
-	int fd = open_ko(), err = 0;
-
-	if (fd < 0)
-		return errno;
-	if (syscall(SYS_finit_module, fd, params, 0))
-		err = errno;
-	close(fd);
-	/* devtmpfs creates the node asynchronously */
-	while (!err && stat(KPROG_BENCH_DEVICE, &st) && kp_now_ms() < end)
-		usleep(10000);
-	return err;
+	return kp_ko_load("kprog_bench", params, KPROG_BENCH_DEVICE);
 }
 
 static int try_remove(void)
 {
-	return syscall(SYS_delete_module, "kprog_bench", O_NONBLOCK) ?
-	       errno : 0;
+	return kp_ko_remove("kprog_bench");
 }
 
-/* Removal once nothing holds the module: retried while busy, up to 10 s. */
 static int remove_when_idle(void)
 {
-	long long end = kp_now_ms() + 10000;
-	int err;
-
-	do {
-		err = try_remove();
-		if (err != EBUSY && err != EWOULDBLOCK)
-			break;
-		usleep(50000);
-	} while (kp_now_ms() < end);
-	return err;
+	return kp_ko_remove_when_idle("kprog_bench", 10000);
 }
 
 /* Before the first test: the module, loaded by us if need be. */
@@ -1170,7 +1132,7 @@ TEST_F(life, unload_while_irq_source_runs_then_reload)
 	struct stat sb;
 	unsigned int i;
 	struct kpn k;
-	int err, ko = open_ko();
+	int err, ko = kp_ko_open("kprog_bench");
 
 	ASSERT_TRUE(bench_loaded());
 	ASSERT_LE(0, ko) TH_LOG("kmod/kprog_bench.ko not found: not unloading");

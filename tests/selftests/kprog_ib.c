@@ -14,7 +14,6 @@
  *   scripts/vm-run --rxe -- env SELFTESTS=kprog_ib tests/selftests/run
  */
 #include <arpa/inet.h>
-#include <libgen.h>
 #include <limits.h>
 #include <sys/socket.h>
 #include "kprog_test.h"
@@ -1055,21 +1054,12 @@ TEST_F_TIMEOUT(ib, device_deleted_mid_transfer_fails_both_sides, 300)
 
 static int ib_remove(void)
 {
-	return syscall(SYS_delete_module, "kprog_ib", O_NONBLOCK) ? errno : 0;
+	return kp_ko_remove("kprog_ib");
 }
 
 static int ib_remove_when_idle(void)
 {
-	long long end = kp_now_ms() + 15000;
-	int err;
-
-	do {
-		err = ib_remove();
-		if (err != EBUSY && err != EWOULDBLOCK)
-			break;
-		usleep(50000);
-	} while (kp_now_ms() < end);
-	return err;
+	return kp_ko_remove_when_idle("kprog_ib", 15000);
 }
 
 /* The loaded module's parameters as "name=value ...". */
@@ -1110,22 +1100,7 @@ static void ib_params(char *out, size_t size)
 
 static int ib_load(const char *params)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	int fd, err = 0;
-
-	if (n <= 0)
-		return errno;
-	exe[n] = 0;
-	snprintf(path, sizeof(path), "%s/../../kmod/kprog_ib.ko",
-		 dirname(exe));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	if (syscall(SYS_finit_module, fd, params, 0))
-		err = errno;
-	close(fd);
-	return err;
+	return kp_ko_load("kprog_ib", params, NULL);
 }
 
 TEST_F_TIMEOUT(ib, unload_is_refused_while_used_then_works_and_reloads, 300)

@@ -10,8 +10,6 @@
 #include "kprog_test.h"
 #include <dirent.h>
 #include <sys/klog.h>
-#include <libgen.h>
-#include <limits.h>
 
 static int module_loaded(void)
 {
@@ -48,36 +46,12 @@ static void module_params(char *out, size_t size)
 	closedir(dir);
 }
 
-static int open_ko(void)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return -1;
-	exe[n] = 0;
-	snprintf(path, sizeof(path), "%s/../../kmod/kprog.ko", dirname(exe));
-	return open(path, O_RDONLY | O_CLOEXEC);
-}
-
 static char saved_params[1024];
 
 /* Load the module again (with the parameters it had); 0 or an errno. */
 static int load_again(void)
 {
-	long long end = kp_now_ms() + 3000;
-	struct stat st;
-	int fd = open_ko(), err = 0;
-
-	if (fd < 0)
-		return errno;
-	if (syscall(SYS_finit_module, fd, saved_params, 0))
-		err = errno;
-	close(fd);
-	/* devtmpfs creates the node asynchronously */
-	while (!err && stat(KPROG_DEVICE, &st) && kp_now_ms() < end)
-		usleep(10000);
-	return err;
+	return kp_ko_load("kprog", saved_params, KPROG_DEVICE);
 }
 
 /* Put the module back if a buggy refcount let it go. */
@@ -122,22 +96,12 @@ static int leak_lines(char *last, size_t size)
 
 static int try_remove(void)
 {
-	return syscall(SYS_delete_module, "kprog", O_NONBLOCK) ? errno : 0;
+	return kp_ko_remove("kprog");
 }
 
-/* Removal once nothing holds the module: retried while it is busy, up to 10 s. */
 static int remove_when_idle(void)
 {
-	long long end = kp_now_ms() + 10000;
-	int err;
-
-	do {
-		err = try_remove();
-		if (err != EBUSY && err != EWOULDBLOCK)
-			break;
-		usleep(50000);
-	} while (kp_now_ms() < end);
-	return err;
+	return kp_ko_remove_when_idle("kprog", 10000);
 }
 
 TEST(rmmod_while_open_fails)
@@ -203,7 +167,7 @@ TEST(unload_after_close_in_flight_then_reload)
 	struct stat st;
 	__u32 v = 0;
 	pid_t pid;
-	int err, fd, ko = open_ko();
+	int err, fd, ko = kp_ko_open("kprog");
 
 	ASSERT_TRUE(module_loaded());
 	ASSERT_LE(0, ko) TH_LOG("kmod/kprog.ko not found: not unloading");

@@ -15,6 +15,8 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -121,6 +123,63 @@ static inline long long kp_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Modules the tests unload and load again (kprog_rmmod, kprog_bench,
+ * kprog_ib): kmod/<name>.ko of the tree the test binary was built in.
+ */
+static inline int kp_ko_open(const char *name)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	snprintf(path, sizeof(path), "%s/../../kmod/%s.ko", dirname(exe), name);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/*
+ * Load kmod/<name>.ko with @params; with @dev, wait up to 3 s for that node
+ * (devtmpfs creates it asynchronously). 0 or an errno.
+ */
+static inline int kp_ko_load(const char *name, const char *params, const char *dev)
+{
+	long long end = kp_now_ms() + 3000;
+	int fd = kp_ko_open(name), err = 0;
+	struct stat st;
+
+	if (fd < 0)
+		return errno;
+	if (syscall(SYS_finit_module, fd, params, 0))
+		err = errno;
+	close(fd);
+	while (!err && dev && stat(dev, &st) && kp_now_ms() < end)
+		usleep(10000);
+	return err;
+}
+
+/* rmmod @name without waiting: 0 or an errno (EBUSY/EWOULDBLOCK: in use). */
+static inline int kp_ko_remove(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? errno : 0;
+}
+
+/* Removal once nothing holds @name: retried while busy, up to @ms. */
+static inline int kp_ko_remove_when_idle(const char *name, int ms)
+{
+	long long end = kp_now_ms() + ms;
+	int err;
+
+	do {
+		err = kp_ko_remove(name);
+		if (err != EBUSY && err != EWOULDBLOCK)
+			break;
+		usleep(50000);
+	} while (kp_now_ms() < end);
+	return err;
 }
 
 /* Pipes between a test and its child processes: one byte at a time. */
