@@ -385,6 +385,29 @@ out:
 	return err;
 }
 
+/*
+ * Has direction @d of @ch nothing written since its last release? Read
+ * without drain_lock: a record published after this look is concurrent
+ * with the caller's post and may be ordered after it, as under the lock.
+ */
+static bool kprog_chan_dir_empty(struct kprog_chan *ch, int d)
+{
+	struct kprog_chan_dir *h = kprog_chan_dir(ch, d);
+
+	return READ_ONCE(h->prod) == READ_ONCE(h->cons);
+}
+
+/*
+ * @ep's channel with @peer, not referenced, or NULL. Only in @ep's own
+ * system calls and release: entries leave @ep's table only when @ep
+ * departs (kprog_chan_depart()), so the table's reference keeps the
+ * channel for the whole call without kprog_chan_mutex.
+ */
+static struct kprog_chan *kprog_chan_own(struct kprog_ep *ep, u32 peer)
+{
+	return xa_load(&ep->chans, peer);
+}
+
 /* Referenced channel of @ep with @peer, or NULL. */
 static struct kprog_chan *kprog_chan_get(struct kprog_ep *ep, u32 peer)
 {
@@ -414,12 +437,10 @@ int kprog_chan_drain(struct kprog_ep *ep, s32 peer)
 	if (!ep->nr_chans)
 		return 0;
 	if (peer != KPROG_ANY_SOURCE) {
-		ch = kprog_chan_get(ep, peer);
-		if (!ch)
+		ch = kprog_chan_own(ep, peer);
+		if (!ch || kprog_chan_dir_empty(ch, ep->rank == ch->rank[0]))
 			return 0;
-		err = kprog_chan_drain_dir(ch, ep->rank == ch->rank[0], ep);
-		kprog_chan_put(ch);
-		return err;
+		return kprog_chan_drain_dir(ch, ep->rank == ch->rank[0], ep);
 	}
 	mutex_lock(&kprog_chan_mutex);
 	xa_for_each(&ep->chans, idx, ch) {
@@ -450,8 +471,9 @@ int kprog_chan_drain_to(struct kprog_ep *ep, u32 dst)
 
 	if (!ep->nr_chans)
 		return 0;
-	ch = kprog_chan_get(ep, dst);
-	if (!ch)
+	ch = kprog_chan_own(ep, dst);
+	/* The common case of a kernel-path send: nothing to put before it. */
+	if (!ch || kprog_chan_dir_empty(ch, ep->rank == ch->rank[0] ? 0 : 1))
 		return 0;
 	de = kprog_job_get_ep(ep->job, dst);
 	if (de) {
@@ -459,7 +481,6 @@ int kprog_chan_drain_to(struct kprog_ep *ep, u32 dst)
 					   de);
 		kprog_ep_put(de);
 	}
-	kprog_chan_put(ch);
 	return err;
 }
 

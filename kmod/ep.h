@@ -164,7 +164,9 @@ static inline void kprog_ep_event(struct kprog_ep *ep)
 {
 	WRITE_ONCE(ep->ring.hdr->event_ns, ktime_get_ns());
 	WRITE_ONCE(ep->ring.hdr->events, atomic_inc_return(&ep->events));
-	wake_up(&ep->wq);
+	/* Most events find nobody asleep: skip the queue's lock then. */
+	if (wq_has_sleeper(&ep->wq))
+		wake_up(&ep->wq);
 }
 
 /**
