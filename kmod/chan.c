@@ -408,19 +408,6 @@ static struct kprog_chan *kprog_chan_own(struct kprog_ep *ep, u32 peer)
 	return xa_load(&ep->chans, peer);
 }
 
-/* Referenced channel of @ep with @peer, or NULL. */
-static struct kprog_chan *kprog_chan_get(struct kprog_ep *ep, u32 peer)
-{
-	struct kprog_chan *ch;
-
-	mutex_lock(&kprog_chan_mutex);
-	ch = xa_load(&ep->chans, peer);
-	if (ch)
-		kref_get(&ch->ref);
-	mutex_unlock(&kprog_chan_mutex);
-	return ch;
-}
-
 /**
  * kprog_chan_drain() - drain channels into @ep's matching
  * @ep: the receiving endpoint (process context, its own system call)
