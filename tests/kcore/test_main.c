@@ -507,9 +507,36 @@ TEST(main__chan_drain_and_kick_check_their_arguments)
 	rank = 1;
 	EXPECT_OK(kt_ioctl(a, KPROG_IOC_KICK, &rank));
 	EXPECT_EQ(kt_events(b), ev + 1);
-	EXPECT_EQ(mock_wakeups_of(&b->ep->wq), 1);
+	/* nobody sleeps on b: the event count moves, no wake-up is paid */
+	EXPECT_EQ(mock_wakeups_of(&b->ep->wq), 0);
 	kt_close(b);
 	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_KICK, &rank), -ENOTCONN);
+}
+
+static struct kt_ep *kick_from;
+
+static void kick_rank_1(void *arg)
+{
+	u32 rank = 1;
+
+	kt_ioctl(kick_from, KPROG_IOC_KICK, &rank);
+	mock_schedule_hook = NULL;
+}
+
+TEST(main__kick_wakes_a_peer_asleep_in_wait_for_events)
+{
+	struct kt_ep *a, *b;
+	struct kprog_wait w = { .timeout_ns = -1, .flags = KPROG_WAIT_EVENTS };
+
+	kt_pair(&a, &b);
+	w.events = kt_events(b);
+	kick_from = a;
+	mock_schedule_hook = kick_rank_1;
+	EXPECT_OK(kt_ioctl(b, KPROG_IOC_WAIT, &w));
+	EXPECT_EQ(mock_schedules, 1);
+	EXPECT_EQ(mock_wakeups_of(&b->ep->wq), 1);
+	EXPECT_EQ(kt_events(b), w.events + 1);
+	EXPECT(!waitqueue_active(&b->ep->wq));
 }
 
 TEST(main__chan_open_with_an_unreadable_or_unwritable_argument_is_efault)
