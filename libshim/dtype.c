@@ -18,9 +18,7 @@ static struct kp_layout *table[NBUCKET];
 
 static unsigned int bucket(MPI_Datatype t)
 {
-	uintptr_t p = (uintptr_t)t;
-
-	return (unsigned int)((p >> 4) ^ (p >> 11)) & (NBUCKET - 1);
+	return kp_type_bucket(t) & (NBUCKET - 1);
 }
 
 struct segv {
@@ -306,35 +304,30 @@ void kp_layout_put(struct kp_layout *l)
  * kp_layout_evict() clears a freed type's entry before its handle can be
  * reused.
  */
-#define NQUICK 16
-static struct {
-	MPI_Datatype type;
-	struct kp_quick_type t;
-} quick[NQUICK];
+struct kp_quick_slot kp_quick[KP_NQUICK];
 
-const struct kp_quick_type *kp_type_quick(MPI_Datatype type)
+/* kp_type_quick()'s miss (shim.h): fill the type's slot. */
+const struct kp_quick_type *kp_type_quick_fill(MPI_Datatype type)
 {
-	unsigned int i = bucket(type) & (NQUICK - 1);
+	struct kp_quick_slot *q = &kp_quick[kp_type_bucket(type) & (KP_NQUICK - 1)];
 	struct kp_layout *l;
 
-	if (quick[i].type != type || type == MPI_DATATYPE_NULL) {
-		l = kp_layout_get(type);
-		quick[i].type = type;
-		quick[i].t.size = l->size;
-		quick[i].t.block = l->flat && l->nseg == 1 && l->segs[0].len == l->extent;
-		quick[i].t.off = quick[i].t.block ? l->segs[0].off : 0;
-		kp_layout_put(l);
-	}
-	return &quick[i].t;
+	l = kp_layout_get(type);
+	q->type = type;
+	q->t.size = l->size;
+	q->t.block = l->flat && l->nseg == 1 && l->segs[0].len == l->extent;
+	q->t.off = q->t.block ? l->segs[0].off : 0;
+	kp_layout_put(l);
+	return &q->t;
 }
 
 void kp_layout_evict(MPI_Datatype type)
 {
 	struct kp_layout **pp, *l;
 
-	for (int i = 0; i < NQUICK; i++)
-		if (quick[i].type == type)
-			quick[i].type = MPI_DATATYPE_NULL;
+	for (int i = 0; i < KP_NQUICK; i++)
+		if (kp_quick[i].type == type)
+			kp_quick[i].type = MPI_DATATYPE_NULL;
 	for (pp = &table[bucket(type)]; (l = *pp); pp = &l->next)
 		if (l->type == type) {
 			*pp = l->next;

@@ -165,7 +165,35 @@ struct kp_quick_type {
 	MPI_Aint off;
 	bool block;
 };
-const struct kp_quick_type *kp_type_quick(MPI_Datatype type);	/* cached */
+/*
+ * What the fast path asks of a type in every small message (dtype.c): a
+ * direct-mapped cache whose hit is inline here, the fill out of line.
+ */
+#define KP_NQUICK 16
+struct kp_quick_slot {
+	MPI_Datatype type;
+	struct kp_quick_type t;
+};
+extern struct kp_quick_slot kp_quick[KP_NQUICK];
+
+/* Hash of a type handle (also dtype.c's layout table). */
+static inline unsigned int kp_type_bucket(MPI_Datatype type)
+{
+	uintptr_t p = (uintptr_t)type;
+
+	return (unsigned int)((p >> 4) ^ (p >> 11));
+}
+
+const struct kp_quick_type *kp_type_quick_fill(MPI_Datatype type);
+
+static inline const struct kp_quick_type *kp_type_quick(MPI_Datatype type)
+{
+	struct kp_quick_slot *q = &kp_quick[kp_type_bucket(type) & (KP_NQUICK - 1)];
+
+	if (q->type == type && type != MPI_DATATYPE_NULL)
+		return &q->t;
+	return kp_type_quick_fill(type);
+}
 /* Segments of count elements; returns the merged count, stops at max. */
 size_t kp_layout_iov(const struct kp_layout *l, const void *buf, int count,
 		     struct kprog_iov *iov, size_t max);
