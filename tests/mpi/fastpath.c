@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * MPI semantics across kprog's two paths: small messages (up to the
- * module's fast_limit, 4096 bytes by default) go through shared-memory
- * channels and are matched in user space; larger ones (kernel eager up to
- * the eager limit, 8192, rendezvous above) and synchronous sends go
- * through the kernel. Whatever path each message takes, MPI must hold.
+ * module's fast_limit, 8192 bytes by default) go through shared-memory
+ * channels and are matched in user space; larger ones (rendezvous above
+ * the eager limit, 8192) and synchronous sends go through the kernel.
+ * tests/mpi/run also runs it as `fastpath4k`, with KPROG_FAST_LIMIT=4096:
+ * then the medium messages (4097..8192 bytes) take the kernel's eager
+ * path. Whatever path each message takes, MPI must hold.
  * Under plain Open MPI this is an ordinary MPI test. Run with 4 ranks
  * (works with 2: the ANY_SOURCE phases then have one sender).
  *
