@@ -83,7 +83,7 @@ TEST(chan__open_creates_the_pair_channel_and_publishes_it_to_both)
 	EXPECT_EQ(ca.co.offset, KPROG_CHAN_MMAP_OFFSET(1));
 	EXPECT_EQ(ca.co.bytes, KPROG_CHAN_DATA_OFFSET + 2 * RB);
 	EXPECT_EQ(ca.co.ring_bytes, RB);
-	EXPECT_EQ(ca.co.max_msg, 4096);
+	EXPECT_EQ(ca.co.max_msg, 8192);
 	EXPECT_EQ(ca.co.tx, 0);
 	EXPECT_EQ(kt_src(a, 1)->flags, KPROG_SRC_CHAN);
 	EXPECT_EQ(kt_src(b, 0)->flags, KPROG_SRC_CHAN);
@@ -134,7 +134,7 @@ TEST(chan__open_errors)
 	EXPECT_ERR(kt_chan_open(v[0], 2, &c), -ENOTCONN);	/* left */
 	kprog_fast_limit = 0;
 	EXPECT_ERR(kt_chan_open(v[0], 1, &c), -EOPNOTSUPP);
-	kprog_fast_limit = 4096;
+	kprog_fast_limit = 8192;
 	/* a rank on another node */
 	kt_fx_install();
 	ASSERT_OK(kt_join_map(d, key, 0, 3, map, 2, 0));

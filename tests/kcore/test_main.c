@@ -407,7 +407,7 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	EXPECT_EQ(info.ring_entries, 1024);
 	EXPECT_EQ(info.max_job_size, 4096);
 	EXPECT_EQ(info.max_msg, 1ULL << 47);
-	EXPECT_EQ(info.fast_limit, 4096);
+	EXPECT_EQ(info.fast_limit, 8192);
 	EXPECT_EQ(info.chan_bytes, 65536);
 	EXPECT_EQ(info.max_chans, 256);
 	EXPECT_EQ(info.max_rndv, 16384);
