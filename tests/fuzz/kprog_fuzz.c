@@ -181,9 +181,17 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
+/*
+ * The timer repeats until disarm(): a first tick that fires before the
+ * call has gone to sleep (a preempted process, a slow debug kernel) would
+ * otherwise leave a wait without a deadline blocked for good. That
+ * happened in a 1,000,000-call run on the debug kernel (2026-11-23): a
+ * forked child sat in KPROG_IOC_WAIT with no timeout after the run.
+ */
 static void arm(long usec)
 {
-	struct itimerval it = { .it_value = { .tv_sec = usec / 1000000, .tv_usec = usec % 1000000 } };
+	struct timeval tv = { .tv_sec = usec / 1000000, .tv_usec = usec % 1000000 };
+	struct itimerval it = { .it_interval = tv, .it_value = tv };
 
 	setitimer(ITIMER_REAL, &it, NULL);
 }
@@ -836,17 +844,15 @@ static void show_stack(pid_t pid)
 }
 
 /*
- * Children still alive after the run: show where each is (state, kernel
- * stack), kill them and say whether SIGKILL ended them. Returns how many
- * did not end: those are stuck in the kernel.
+ * SIGKILL every child of ours that is still there; with @show, first say
+ * where it is (state, kernel stack). Returns how many were found.
  */
-static int reap_stragglers(void)
+static int kill_children(int show)
 {
 	char path[64], buf[512];
-	int left = 0;
-
 	DIR *dir = opendir("/proc");
 	struct dirent *de;
+	int found = 0;
 
 	while (dir && (de = readdir(dir))) {
 		pid_t pid = atoi(de->d_name);
@@ -867,25 +873,46 @@ static int reap_stragglers(void)
 				sscanf(p + 1, " %c %d", &state, &ppid);
 		}
 		fclose(f);
-		if (ppid != getpid())
+		if (ppid != getpid() || state == 'Z')
 			continue;
-		fprintf(stderr, "kprog_fuzz: child %d still running (state %c)\n", pid, state);
-		show_stack(pid);
+		found++;
+		if (show) {
+			fprintf(stderr, "kprog_fuzz: child %d still running (state %c)\n", pid, state);
+			show_stack(pid);
+		}
 		kill(pid, SIGKILL);
 	}
 	if (dir)
 		closedir(dir);
-	for (double t = now(); now() < t + 10;) {
-		pid_t pid = waitpid(-1, NULL, WNOHANG);
+	return found;
+}
 
-		if (pid < 0)
-			return 0;	/* all gone: blocked in user space, not in the kernel */
-		if (pid == 0)
-			usleep(10000);
+/*
+ * Children still alive after the run: show where each is, kill them, and
+ * keep killing for 30 s, since the grandchildren of a killed child come
+ * back to us (PR_SET_CHILD_SUBREAPER) only once their parent is gone.
+ * Returns how many were still alive after that, each shown again: those
+ * survived SIGKILL for 30 s, i.e. are stuck in the kernel.
+ */
+static int reap_stragglers(void)
+{
+	double t = now();
+
+	if (!kill_children(1))
+		goto reap;
+	while (now() < t + 30) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (waitpid(-1, NULL, WNOHANG) < 0)
+			return 0;	/* all gone */
+		kill_children(0);
+		usleep(10000);
 	}
-	while (waitpid(-1, NULL, WNOHANG) == 0 && left < 1)
-		left++;
-	return left;
+	return kill_children(1);
+reap:
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	return 0;
 }
 
 static void start(pid_t *pids, int *gen, int i, uint64_t seed)
