@@ -284,12 +284,29 @@ int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j,
 		goto out_free;
 	}
 
+	/*
+	 * Peers reach the endpoint as soon as its rank is in the table (a
+	 * message arrives, a kick writes its ring header): rank, ring and job
+	 * are set before that, never after (a kick found a NULL ring header
+	 * under the fuzzer, 2026-11-23).
+	 */
+	ep->rank = j->rank;
+	ep->ring = *ring;
+	if (!created)
+		kprog_job_get(job);
 	spin_lock_bh(&job->lock);
 	if (job->peers[j->rank].kind != KPROG_PEER_ABSENT) {
 		spin_unlock_bh(&job->lock);
+		/* @ring stays the caller's to free */
+		ep->rank = 0;
+		memset(&ep->ring, 0, sizeof(ep->ring));
+		if (!created)
+			kprog_job_put(job);
 		err = -EADDRINUSE;
 		goto out_free;
 	}
+	/* Publish a fully set up endpoint; pairs with kprog_ep_job(). */
+	smp_store_release(&ep->job, job);
 	job->peers[j->rank].kind = KPROG_PEER_LOCAL;
 	job->peers[j->rank].ep = ep;
 	clear_bit(j->rank, job->left);
@@ -297,14 +314,8 @@ int kprog_job_join(struct kprog_ep *ep, struct kprog_join *j,
 
 	if (created)
 		hash_add_rcu(kprog_jobs, &job->hnode, job->key);
-	else
-		kprog_job_get(job);
 	job->members++;
-	ep->rank = j->rank;
-	ep->ring = *ring;
 	j->eager_limit = job->eager_limit;
-	/* Publish a fully set up endpoint; pairs with kprog_ep_job(). */
-	smp_store_release(&ep->job, job);
 	mutex_unlock(&kprog_jobs_mutex);
 	return 0;
 

@@ -171,13 +171,24 @@ TEST(job__join_of_a_taken_rank_is_eaddrinuse)
 	u64 key = kt_new_key();
 	long live;
 
+	struct kprog_job *job;
+	unsigned int refs;
+
 	ASSERT_OK(kt_join(a, key, 1, 2));
+	job = kprog_ep_job(a->ep);
+	refs = kref_read(&job->ref);
 	live = mock_live_allocs;
 	EXPECT_ERR(kt_join(b, key, 1, 2), -EADDRINUSE);
 	EXPECT_EQ(mock_live_allocs, live);	/* b's ring is gone again */
 	EXPECT(!kprog_ep_job(b->ep));
-	EXPECT_EQ(kprog_ep_job(a->ep)->members, 1);
+	/* set before the rank check, taken back: no dangling ring, no job ref */
+	EXPECT(!b->ep->ring.hdr);
+	EXPECT_EQ(kref_read(&job->ref), refs);
+	EXPECT_EQ(job->members, 1);
 	EXPECT_OK(kt_join(b, key, 0, 2));
+	EXPECT(b->ep->ring.hdr);
+	EXPECT_EQ(b->ep->rank, 0);
+	EXPECT_EQ(kref_read(&job->ref), refs + 1);
 }
 
 TEST(job__join_by_another_user_is_eacces)
