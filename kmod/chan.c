@@ -419,15 +419,18 @@ int kprog_chan_drain(struct kprog_ep *ep, s32 peer)
 {
 	struct kprog_chan *ch;
 	unsigned long idx;
-	int err = 0, e;
+	int err = 0, e, d;
 
 	if (!ep->nr_chans)
 		return 0;
 	if (peer != KPROG_ANY_SOURCE) {
 		ch = kprog_chan_own(ep, peer);
-		if (!ch || kprog_chan_dir_empty(ch, ep->rank == ch->rank[0]))
+		if (!ch)
 			return 0;
-		return kprog_chan_drain_dir(ch, ep->rank == ch->rank[0], ep);
+		d = ep->rank == ch->rank[0];	/* from @peer to @ep */
+		if (kprog_chan_dir_empty(ch, d))
+			return 0;
+		return kprog_chan_drain_dir(ch, d, ep);
 	}
 	mutex_lock(&kprog_chan_mutex);
 	xa_for_each(&ep->chans, idx, ch) {
@@ -454,18 +457,20 @@ int kprog_chan_drain_to(struct kprog_ep *ep, u32 dst)
 {
 	struct kprog_chan *ch;
 	struct kprog_ep *de;
-	int err = 0;
+	int err = 0, d;
 
 	if (!ep->nr_chans)
 		return 0;
 	ch = kprog_chan_own(ep, dst);
+	if (!ch)
+		return 0;
+	d = ep->rank == ch->rank[0] ? 0 : 1;	/* from @ep to @dst */
 	/* The common case of a kernel-path send: nothing to put before it. */
-	if (!ch || kprog_chan_dir_empty(ch, ep->rank == ch->rank[0] ? 0 : 1))
+	if (kprog_chan_dir_empty(ch, d))
 		return 0;
 	de = kprog_job_get_ep(ep->job, dst);
 	if (de) {
-		err = kprog_chan_drain_dir(ch, ep->rank == ch->rank[0] ? 0 : 1,
-					   de);
+		err = kprog_chan_drain_dir(ch, d, de);
 		kprog_ep_put(de);
 	}
 	return err;

@@ -897,22 +897,17 @@ static int kill_children(int show)
 static int reap_stragglers(void)
 {
 	double t = now();
+	int alive = kill_children(1);
 
-	if (!kill_children(1))
-		goto reap;
-	while (now() < t + 30) {
+	while (alive && now() < t + 30) {
+		usleep(10000);
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
-		if (waitpid(-1, NULL, WNOHANG) < 0)
-			return 0;	/* all gone */
-		kill_children(0);
-		usleep(10000);
+		alive = kill_children(0);
 	}
-	return kill_children(1);
-reap:
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
-	return 0;
+	return alive ? kill_children(1) : 0;
 }
 
 static void start(pid_t *pids, int *gen, int i, uint64_t seed)

@@ -169,10 +169,9 @@ TEST(job__join_of_a_taken_rank_is_eaddrinuse)
 {
 	struct kt_ep *a = kt_open(), *b = kt_open();
 	u64 key = kt_new_key();
-	long live;
-
 	struct kprog_job *job;
 	unsigned int refs;
+	long live;
 
 	ASSERT_OK(kt_join(a, key, 1, 2));
 	job = kprog_ep_job(a->ep);
