@@ -37,6 +37,7 @@
 #include "ep.h"
 #include "msg.h"
 #include "chan.h"
+#include "grant.h"
 #include "transport.h"
 
 /**
@@ -318,6 +319,8 @@ static int kprog_chan_take(const struct kprog_chan_snap *s,
 	struct kprog_msg *msg;
 	int err;
 
+	if (s->flags & KPROG_REC_RNDV)
+		return kprog_grant_take(dst, src, s->rec, s->len);
 	if (env.tag < 0)
 		return -EBADMSG;
 	msg = kprog_msg_alloc(&env, GFP_KERNEL_ACCOUNT);

@@ -6,6 +6,8 @@
 #include <linux/export.h>
 #include <linux/slab.h>
 #include <linux/printk.h>
+#include <linux/vmalloc.h>
+#include <linux/sched/mm.h>
 #include "ep.h"
 #include "job.h"
 
@@ -21,10 +23,25 @@ static void kprog_ep_release(struct kref *ref)
 	WARN_ON_ONCE(!xa_empty(&ep->chans));
 	xa_destroy(&ep->chans);
 	kprog_ring_free(&ep->ring);
+	kprog_ep_drop_grants(ep);
 	if (ep->job)
 		kprog_job_put(ep->job);
 	kfree(ep);
 	atomic_dec(&kprog_live_eps);
+}
+
+/**
+ * kprog_ep_drop_grants() - release the grant table and mm of an endpoint
+ * @ep: an endpoint no drain can reach (freed, or whose JOIN failed)
+ */
+void kprog_ep_drop_grants(struct kprog_ep *ep)
+{
+	vfree(ep->grants);
+	ep->grants = NULL;
+	ep->nr_grants = 0;
+	if (ep->mm)
+		mmdrop(ep->mm);
+	ep->mm = NULL;
 }
 
 /**

@@ -15,6 +15,7 @@
 #include <linux/wait.h>
 #include <linux/atomic.h>
 #include <linux/xarray.h>
+#include <linux/mm_types.h>
 #include <linux/timekeeping.h>
 #include "ring.h"
 
@@ -53,6 +54,11 @@ struct kprog_job;
  * @chans: fast-path channels by peer rank (chan.c), each referenced
  * @nr_chans: entries in @chans, at most kprog_max_chans
  * @times: joined with KPROG_JOIN_TIMES: its operations are timestamped
+ * @grants: its grant table (vmalloc_user(), mapped by its process only;
+ *	grant.c), set before JOIN publishes it, or NULL
+ * @nr_grants: slots in @grants
+ * @mm: the joining process's mm (mmgrab()ed with @grants): the address
+ *	space of granted buffers
  */
 struct kprog_ep {
 	struct kref ref;
@@ -83,11 +89,16 @@ struct kprog_ep {
 	struct xarray chans;
 	u32 nr_chans;
 	bool times;
+
+	struct kprog_grant *grants;
+	u32 nr_grants;
+	struct mm_struct *mm;
 };
 
 struct kprog_ep *kprog_ep_alloc(void);
 void kprog_ep_put(struct kprog_ep *ep);
 void kprog_ep_quiesce(struct kprog_ep *ep);
+void kprog_ep_drop_grants(struct kprog_ep *ep);
 void kprog_ep_exit(void);
 
 /**

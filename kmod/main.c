@@ -23,6 +23,7 @@
 #include "op.h"
 #include "match.h"
 #include "chan.h"
+#include "grant.h"
 #include "transport.h"
 #include "netlink.h"
 #include "stats.h"
@@ -92,6 +93,16 @@ unsigned int kprog_max_chans = 256;
 module_param_named(max_chans, kprog_max_chans, uint, 0444);
 MODULE_PARM_DESC(max_chans,
 		 "Channels one endpoint may have, each 4 KiB + 2 * chan_bytes (default 256)");
+
+/*
+ * Rendezvous sends posted with no system call (grant.c): one 64-byte
+ * slot per send waiting in a channel; 64 slots are one page per endpoint
+ * and more sends waiting at once than a window of 64 KiB messages needs.
+ */
+unsigned int kprog_max_grants = 64;
+module_param_named(max_grants, kprog_max_grants, uint, 0444);
+MODULE_PARM_DESC(max_grants,
+		 "Rendezvous sends an endpoint may post through its channels at once, 0 = none, <= 4096 (default 64)");
 
 /*
  * Who may open /dev/kprog. The node's mode comes from dev_mode (devtmpfs
@@ -280,11 +291,18 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 			       j.flags & KPROG_JOIN_TIMES);
 	if (err)
 		goto out_map;
+	/* Before the endpoint is visible: peers' drains read its grants. */
+	err = kprog_fast_limit ? kprog_grant_setup(ep) : 0;
+	if (err) {
+		kprog_ring_free(&ring);
+		goto out_map;
+	}
 	/* Before the endpoint is visible: its posts read it unlocked. */
 	ep->times = j.flags & KPROG_JOIN_TIMES;
 	err = kprog_job_join(ep, &j, &map, &ring);
 	if (err) {
 		ep->times = false;
+		kprog_ep_drop_grants(ep);
 		kprog_ring_free(&ring);
 		goto out_map;
 	}
@@ -322,12 +340,15 @@ static long kprog_ioc_info(void __user *uarg)
 		.fast_limit = kprog_fast_limit,
 		.chan_bytes = kprog_chan_bytes,
 		.max_chans = kprog_max_chans,
+		.max_grants = kprog_fast_limit ? kprog_max_grants : 0,
 	};
 
 	const struct kprog_transport *net = kprog_xport_net_get();
 
 	if (kprog_fast_limit)
 		info.features |= KPROG_FEAT_FASTPATH;
+	if (kprog_fast_limit && kprog_max_grants)
+		info.features |= KPROG_FEAT_GRANTS;
 	if (net) {
 		if (net->local_addr && net->local_addr(&info.node_addr))
 			memset(&info.node_addr, 0, sizeof(info.node_addr));
@@ -509,10 +530,13 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 	case KPROG_IOC_CHAN_DRAIN:
 		if (copy_from_user(&drain, uarg, sizeof(drain)))
 			return -EFAULT;
-		if (drain.flags || (drain.peer != KPROG_ANY_SOURCE &&
-				    (drain.peer < 0 ||
-				     drain.peer >= ep->job->size)))
+		if ((drain.flags & ~KPROG_DRAIN_TO) ||
+		    (drain.peer != KPROG_ANY_SOURCE &&
+		     (drain.peer < 0 || drain.peer >= ep->job->size)))
 			return -EINVAL;
+		if (drain.flags & KPROG_DRAIN_TO)
+			return drain.peer == KPROG_ANY_SOURCE ? -EINVAL :
+			       kprog_chan_drain_to(ep, drain.peer);
 		return kprog_chan_drain(ep, drain.peer);
 	case KPROG_IOC_KICK:
 		if (get_user(rank, (u32 __user *)uarg))
@@ -529,6 +553,8 @@ static int kprog_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (!kprog_ep_job(ep))
 		return -EBADFD;
+	if (vma->vm_pgoff == KPROG_GRANT_MMAP_OFFSET >> PAGE_SHIFT)
+		return kprog_grant_mmap(ep, vma);
 	if (vma->vm_pgoff)
 		return kprog_chan_mmap(ep, vma);
 	return kprog_ring_mmap(&ep->ring, vma);
@@ -605,6 +631,10 @@ static int kprog_check_params(void)
 	}
 	if (kprog_max_chans > 65536) {
 		pr_err("kprog: max_chans must be <= 65536\n");
+		return -EINVAL;
+	}
+	if (kprog_max_grants > 4096) {
+		pr_err("kprog: max_grants must be <= 4096\n");
 		return -EINVAL;
 	}
 	if (kprog_dev_mode > 0777) {

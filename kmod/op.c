@@ -165,31 +165,35 @@ void kprog_op_uncharge_raw(struct kprog_ep *ep, u32 iov_entries)
 }
 
 /**
- * kprog_op_new() - a new operation of @ep from a post
+ * kprog_op_new_mm() - a new operation of @ep on a buffer in @mm
  * @ep: the posting endpoint (joined)
- * @post: the validated request; addresses are in current's mm
+ * @post: the validated request
  * @is_send: a send rather than a receive
  * @im: the post's buffer if the caller imported it already (the op takes
- *	it over, leaving @im empty), or NULL
+ *	it over, leaving @im empty), or NULL to import it from @post (then
+ *	@mm must be current's)
  * @budget: the budget to charge now (ENOBUFS when it is used up), or
  *	KPROG_BUDGET_NONE to charge later with kprog_op_charge_budget()
+ * @mm: the address space of the buffer: the poster's, or the granting
+ *	sender's for a send the kernel posts on its behalf (grant.c)
  *
  * Copies the iovec array, charges one slot of @budget and the array's
- * entries against max_iov_total, references the poster's mm and @ep. The
- * caller either activates the op or uncharges and puts it.
+ * entries against max_iov_total, references @mm and @ep. The caller
+ * either activates the op or uncharges and puts it.
  *
  * Return: the op with one reference, or an ERR_PTR.
  */
-struct kprog_op *kprog_op_new(struct kprog_ep *ep,
-			      const struct kprog_post *post, bool is_send,
-			      struct kprog_iov_import *im,
-			      enum kprog_op_budget budget)
+struct kprog_op *kprog_op_new_mm(struct kprog_ep *ep,
+				 const struct kprog_post *post, bool is_send,
+				 struct kprog_iov_import *im,
+				 enum kprog_op_budget budget,
+				 struct mm_struct *mm)
 {
 	struct kprog_iov_import own;
 	struct kprog_op *op;
 	int err;
 
-	if (!current->mm)
+	if (!mm)
 		return ERR_PTR(-EINVAL);
 	if (!im) {
 		err = kprog_iov_import(&own, post);
@@ -233,9 +237,27 @@ struct kprog_op *kprog_op_new(struct kprog_ep *ep,
 		}
 	}
 	kprog_ep_get(ep);
-	mmgrab(current->mm);
-	op->buf.mm = current->mm;
+	mmgrab(mm);
+	op->buf.mm = mm;
 	return op;
+}
+
+/**
+ * kprog_op_new() - kprog_op_new_mm() for a buffer in the poster's mm
+ * @ep: the posting endpoint (joined)
+ * @post: the validated request; addresses are in current's mm
+ * @is_send: a send rather than a receive
+ * @im: as for kprog_op_new_mm()
+ * @budget: as for kprog_op_new_mm()
+ *
+ * Return: the op with one reference, or an ERR_PTR.
+ */
+struct kprog_op *kprog_op_new(struct kprog_ep *ep,
+			      const struct kprog_post *post, bool is_send,
+			      struct kprog_iov_import *im,
+			      enum kprog_op_budget budget)
+{
+	return kprog_op_new_mm(ep, post, is_send, im, budget, current->mm);
 }
 
 /**

@@ -134,6 +134,11 @@ struct kprog_op *kprog_op_new(struct kprog_ep *ep,
 			      const struct kprog_post *post, bool is_send,
 			      struct kprog_iov_import *im,
 			      enum kprog_op_budget budget);
+struct kprog_op *kprog_op_new_mm(struct kprog_ep *ep,
+				 const struct kprog_post *post, bool is_send,
+				 struct kprog_iov_import *im,
+				 enum kprog_op_budget budget,
+				 struct mm_struct *mm);
 struct kprog_op *kprog_op_create(struct kprog_ep *ep,
 				 const struct kprog_post *post, bool is_send,
 				 struct kprog_iov_import *im);

@@ -47,15 +47,23 @@ void *kp_dir_reserve(struct kp_dir *d, uint32_t len, uint32_t context, int32_t t
 	return r + 1;
 }
 
-void kp_dir_publish(struct kp_dir *d)
+void kp_dir_publish_as(struct kp_dir *d, uint64_t bytes)
 {
 	uint64_t prod = d->h->prod;
 	struct kprog_chan_rec *r = (struct kprog_chan_rec *)(d->ring + (prod & d->mask));
 
 	d->h->msgs++;
-	d->h->bytes += r->len;
+	d->h->bytes += bytes;
 	/* header and payload before the index: pairs with consumers' acquire */
 	__atomic_store_n(&d->h->prod, prod + KPROG_CHAN_REC_SIZE(r->len), __ATOMIC_RELEASE);
+}
+
+void kp_dir_publish(struct kp_dir *d)
+{
+	const struct kprog_chan_rec *r =
+		(const struct kprog_chan_rec *)(d->ring + (d->h->prod & d->mask));
+
+	kp_dir_publish_as(d, r->len);
 }
 
 uint64_t kp_dir_release(struct kp_dir *d)

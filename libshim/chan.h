@@ -33,6 +33,8 @@ void kp_dir_init(struct kp_dir *d, void *base, const struct kprog_chan_open *co,
  */
 void *kp_dir_reserve(struct kp_dir *d, uint32_t len, uint32_t context, int32_t tag);
 void kp_dir_publish(struct kp_dir *d);
+/* The same for a record that stands for a message of bytes (monitoring). */
+void kp_dir_publish_as(struct kp_dir *d, uint64_t bytes);
 
 /* Bytes the producer has published. */
 static inline uint64_t kp_dir_prod(const struct kp_dir *d)

@@ -116,6 +116,18 @@ void kp_fast_fini(void)
 
 /* ---- channels ---- */
 
+/*
+ * The krecv hint in every channel (kprog.h): set before a receive goes to
+ * the kernel (that post drains after it, so a rendezvous record written
+ * before a sender saw the hint is found), cleared once none is there.
+ */
+static bool krecv_on;
+
+static void krecv_publish(int w)
+{
+	__atomic_store_n(&peers[w].rx.h->krecv, krecv_on, __ATOMIC_RELAXED);
+}
+
 static bool peer_map(int w)
 {
 	struct kp_peer *p = &peers[w];
@@ -142,6 +154,7 @@ static bool peer_map(int w)
 	p->scan = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);
 	p->state = PEER_MAPPED;
 	active[nactive++] = w;
+	krecv_publish(w);
 	kp_log(2, "fast path with rank %d: %u-byte rings, messages up to %u bytes", w,
 	       co.ring_bytes, co.max_msg);
 	return true;
@@ -304,6 +317,14 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 		((struct kprog_chan_rec *)pl - 1)->send_stamp = kp_stamp(kp_ticks());
 	kp_dir_publish(&p->tx);
 	fstats.sent++;
+	kp_fast_kick(w);
+	return 1;
+}
+
+void kp_fast_kick(int w)
+{
+	struct kp_peer *p = &peers[w];
+
 	/* The record before the flag: pairs with the receiver's fence. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* One kick per sleep: the first sender to see the flag takes it. */
@@ -314,7 +335,40 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 		fstats.kicks++;
 		ioctl(kp.fd, KPROG_IOC_KICK, &r);
 	}
-	return 1;
+}
+
+bool kp_fast_closed(int w)
+{
+	return peers[w].state == PEER_MAPPED &&
+	       __atomic_load_n(&peers[w].tx.h->closed, __ATOMIC_ACQUIRE);
+}
+
+struct kp_dir *kp_fast_tx(int w)
+{
+	struct kp_peer *p;
+
+	if (!fast_on || w == kp.world_rank)
+		return NULL;
+	p = &peers[w];
+	if (p->state != PEER_MAPPED && !peer_map(w))
+		return NULL;
+	if (__atomic_load_n(&p->tx.h->closed, __ATOMIC_RELAXED))
+		return NULL;
+	return &p->tx;
+}
+
+
+void kp_fast_krecv(bool on)
+{
+	int i;
+
+	if (!fast_on || on == krecv_on)
+		return;
+	krecv_on = on;
+	for (i = 0; i < nactive; i++)
+		krecv_publish(active[i]);
+	/* The hint before the post's drain: pairs with the sender's fence. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 /* ---- the kernel's receives, and moving ours there ---- */
@@ -454,7 +508,13 @@ static int find_rec(int w, uint32_t ctx, int tag, struct kprog_chan_rec **out)
 			continue;
 		if (ktaken || held(w))
 			return KERNEL;
-		if (kp_kernel_recvs() && kernel_wants(rec->context, w, rec->tag)) {
+		/*
+		 * A rendezvous record (rts.c) is the kernel's to send: hand it
+		 * over, so that the receive (and any user-posted one, which then
+		 * sees it held) goes to the kernel and finds it there.
+		 */
+		if ((rec->flags & KPROG_REC_RNDV) ||
+		    (kp_kernel_recvs() && kernel_wants(rec->context, w, rec->tag))) {
 			chan_drain(w);
 			return KERNEL;
 		}
@@ -801,6 +861,13 @@ static void poll_peer(int w)
 				break;
 		if (!r)
 			continue;	/* unexpected: it waits in the channel */
+		if (rec->flags & KPROG_REC_RNDV) {
+			/* larger than any user-posted receive: the kernel judges */
+			chan_drain(w);
+			to_kernel_while_held();
+			p->scan = prod;
+			return;
+		}
 		if (ktaken || held(w)) {
 			/* older messages of w are (going) in the kernel */
 			to_kernel_while_held();
@@ -824,6 +891,7 @@ void kp_fast_poll(void)
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
 	if (ev != seen_events) {
 		seen_events = ev;
+		kp_rts_reap();	/* a departure is an event */
 		/* the kernel holds messages: let it match the user-posted receives */
 		if (uhead && __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE))
 			to_kernel_while_held();

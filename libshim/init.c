@@ -511,6 +511,7 @@ void kp_setup(int provided)
 	kp_comm_init();
 	if (env_long("KPROG_FAST", 1) != 0 && !kp.net_only)
 		kp_fast_init(&info, env_long("KPROG_FAST_LIMIT", -1));
+	kp_rts_init(&info);
 	kp_progress_hook(true);
 	kp.mt = provided == MPI_THREAD_MULTIPLE;	/* from here on, the lock (lock.c) */
 	if (kp.mt)
@@ -589,6 +590,8 @@ void kp_shutdown(void)
 		       (unsigned long long)kp.spin.limit_ns / 1000,
 		       (unsigned long long)kp.spin.grew, (unsigned long long)kp.spin.shrank);
 		kp_progress_hook(false);
+		kp_log(1, "rendezvous sends through channels: %llu", (unsigned long long)kp_rts_sent());
+		kp_rts_fini();
 		kp_fast_fini();
 		kp.active = false;
 		teardown();

@@ -47,7 +47,8 @@ static void kernel_recv_add(struct kp_req *r)
 static void kernel_recv_del(struct kp_req *r)
 {
 	r->in_kernel = false;
-	n_kernel_recv--;
+	if (!--n_kernel_recv)
+		kp_fast_krecv(false);
 	if (r->kprev)
 		r->kprev->knext = r->knext;
 	else
@@ -248,6 +249,8 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 
 	if (r->in_kernel)
 		kernel_recv_del(r);
+	if (r->grant)
+		kp_rts_done(r);
 
 	if (r->kind == KR_RECV) {
 		if (src >= 0 && src < kp.world_size && r->comm->w2c[src] >= 0)
@@ -294,7 +297,7 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 		kp_req_release(r);
 }
 
-static void handle_cqe(const struct kprog_cqe *cqe)
+void kp_handle_cqe(const struct kprog_cqe *cqe)
 {
 	uint32_t slot = (uint32_t)cqe->req_id;
 	struct kp_req *r;
@@ -325,7 +328,7 @@ static void drain_ring(void)
 			head++;
 			/* free the slot before completing: completion may post */
 			__atomic_store_n(&h->head, head, __ATOMIC_RELEASE);
-			handle_cqe(&cqe);
+			kp_handle_cqe(&cqe);
 			kp.cqe_times.send_ns = 0;
 		}
 		tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
@@ -341,10 +344,15 @@ static int post_ioctl(struct kp_req *r, unsigned long ioc)
 		r->post.flags |= KPROG_POST_BLOCKING;
 	else
 		r->post.flags &= ~KPROG_POST_BLOCKING;
+	if (ioc == KPROG_IOC_RECV)
+		kp_fast_krecv(true);	/* before the post's drain (rts.c) */
 	do {
 		rc = ioctl(kp.fd, ioc, &r->post);
 	} while (rc < 0 && errno == EINTR);
-	return rc < 0 ? errno : 0;
+	rc = rc < 0 ? errno : 0;
+	if (ioc == KPROG_IOC_RECV && (rc || r->post.done) && !n_kernel_recv)
+		kp_fast_krecv(false);
+	return rc;
 }
 
 static unsigned long ioc_of(struct kp_req *r)
@@ -638,6 +646,8 @@ void kp_cancel(struct kp_req *r)
 		return;
 	}
 	if (r->state != RS_ACTIVE)
+		return;
+	if (r->grant && kp_rts_cancel(r))
 		return;
 	c.req_id = kp_req_id(r);
 	/* EBUSY/ENOENT: it completes normally */

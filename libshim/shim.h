@@ -232,6 +232,7 @@ struct kp_req {
 	bool umsg;		/* KR_MSG: its payload is in tmp (fast-path Mprobe) */
 	bool blocking;		/* the caller waits for it now: KPROG_POST_BLOCKING */
 	bool shared;		/* the one completed-send object (kp_req_done_send) */
+	uint32_t grant;		/* a send through its channel: 1 + its grant slot (rts.c) */
 	struct kp_req *unext, *uprev;	/* user-posted receives, in order */
 	struct kp_req *knext, *kprev;	/* receives posted in the kernel */
 	struct kp_comm *comm;
@@ -351,6 +352,19 @@ bool kp_fast_news(void);		/* something to poll since the last poll */
 bool kp_fast_user_recvs(void);		/* receives posted in user space exist */
 uint64_t kp_fast_rx_published(void);	/* bytes published to us on all channels */
 void kp_fast_waiting(bool on);		/* ask senders to kick us */
+void kp_fast_kick(int w);		/* after a record to w: wake it if it sleeps */
+struct kp_dir *kp_fast_tx(int w);	/* the channel to w to write in, or NULL */
+void kp_fast_krecv(bool on);		/* the krecv hint: receives in the kernel */
+/* ---- rendezvous sends through channels (rts.c) ---- */
+void kp_rts_init(const struct kprog_info *info);	/* after kp_fast_init() */
+void kp_rts_fini(void);
+int kp_rts_send(struct kp_req *r);	/* 1: r is posted through its channel */
+void kp_rts_done(struct kp_req *r);	/* r (r->grant) completed: free its slot */
+int kp_rts_cancel(struct kp_req *r);	/* 1: withdrawn before the kernel took it */
+uint64_t kp_rts_sent(void);
+void kp_rts_reap(void);
+void kp_handle_cqe(const struct kprog_cqe *cqe);	/* a completion, as from the ring */			/* fail sends whose receiver left */
+bool kp_fast_closed(int w);		/* the channel with w is closed */
 void kp_status_empty(MPI_Status *st);
 void kp_status_copy(MPI_Status *dst, const struct kp_req *r, bool with_error);
 /* After a wait/test found r complete: copy status, free or deactivate. */

@@ -4,8 +4,9 @@
  * once open the device, join a few shared jobs (so that real matching,
  * eager copies and rendezvous transfers happen between them) and issue
  * every ioctl of include/uapi/linux/kprog.h with valid and garbage
- * arguments, map the ring and the channels with good and bad offsets and
- * lengths, scribble into the shared pages the kernel reads, poll, read and
+ * arguments, map the ring, the channels and the grant table with good and
+ * bad offsets and lengths, scribble into the shared pages the kernel reads
+ * (records, rendezvous records and the grant slots they name), poll, read and
  * write the device, send generic netlink requests with random attributes,
  * fork, close, exit and get killed (SIGKILL) at random points.
  *
@@ -131,6 +132,7 @@ struct dev {
 	void *ring;		/* the ring mapping, or NULL */
 	size_t ring_bytes;
 	struct kprog_join j;
+	struct kprog_grant *grants;	/* its grant table's mapping, or NULL */
 };
 
 struct map {
@@ -232,6 +234,9 @@ static void dev_close(struct dev *d)
 	if (d->ring && chance(80))
 		munmap(d->ring, d->ring_bytes);	/* else it outlives the file */
 	d->ring = NULL;
+	if (d->grants && chance(80))
+		munmap(d->grants, 4096);
+	d->grants = NULL;
 	close(d->fd);
 	d->fd = -1;
 	d->joined = 0;
@@ -482,6 +487,54 @@ static void do_chan(struct dev *d)
 	}
 }
 
+/*
+ * The grant table (rendezvous sends through channels): map it, or fill a
+ * slot as a sender would (a buffer of the arena or anything else, any
+ * receiver, open or not), or withdraw one.
+ */
+static void do_grant(struct dev *d)
+{
+	struct kprog_grant *g;
+	__u32 i;
+
+	if (!d->grants || chance(10)) {
+		void *p = mmap(NULL, chance(90) ? 4096 : 4096 * (1 + below(3)),
+			       chance(90) ? PROT_READ | PROT_WRITE : (int)below(8),
+			       chance(90) ? MAP_SHARED : MAP_PRIVATE, any_fd(d),
+			       (off_t)KPROG_GRANT_MMAP_OFFSET + (chance(95) ? 0 : 4096));
+
+		tally(p == MAP_FAILED ? -1 : 0);
+		if (p == MAP_FAILED)
+			return;
+		if (d->grants)
+			munmap(d->grants, 4096);
+		d->grants = p;	/* only a 4 KiB read-write one is scribbled on */
+		if (chance(20)) {
+			munmap(p, 4096);
+			d->grants = NULL;
+		}
+		return;
+	}
+	i = below(64);
+	g = &d->grants[i];
+	if (chance(20)) {
+		__u32 s = g->state;
+
+		__atomic_compare_exchange_n(&g->state, &s, (s & ~3u) | KPROG_GRANT_FREE, 0,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	} else {
+		g->len = some_len();
+		g->addr = some_addr(g->len);
+		g->dst = chance(90) ? below(nprocs + 1) : (__u32)edgy();
+		g->context = below(2);
+		g->tag = chance(90) ? (__s32)below(4) : (__s32)edgy();
+		g->req_id = chance(80) ? below(64) : edgy();
+		__atomic_store_n(&g->state, chance(90) ? (g->state & ~3u) + 4 + KPROG_GRANT_OPEN :
+				 (__u32)edgy(), __ATOMIC_RELEASE);
+	}
+	atomic_fetch_add(&sh->ok, 1);
+}
+
 /* Write records into a channel as a sender would, or garbage. */
 static void do_scribble(void)
 {
@@ -504,8 +557,19 @@ static void do_scribble(void)
 		rec = (void *)(p + KPROG_CHAN_DATA_OFFSET + dir * ring + (pos % ring & ~63ull));
 		if ((unsigned char *)rec + sizeof(*rec) > p + m->len)
 			return;
+		if (chance(20)) {
+			/* a rendezvous record naming a grant slot (grant.c) */
+			struct kprog_chan_rts *rts = (void *)(rec + 1);
+
+			len = chance(90) ? sizeof(*rts) : below(64);
+			if ((unsigned char *)rts + sizeof(*rts) > p + m->len)
+				return;
+			rts->grant = chance(90) ? below(70) : (__u32)edgy();
+			rts->req_id = chance(80) ? below(64) : edgy();
+		}
 		rec->state = chance(80) ? KPROG_REC_NEW : (__u32)below(6);
-		rec->flags = chance(90) ? 0 : (__u32)edgy();
+		rec->flags = chance(90) ? (len == sizeof(struct kprog_chan_rts) ? KPROG_REC_RNDV : 0) :
+			(__u32)edgy();
 		rec->len = len;
 		rec->context = below(2);
 		rec->tag = below(4);
@@ -755,6 +819,9 @@ static void do_fork(uint64_t seed, int depth)
 		return;
 	pid = fork();
 	if (pid == 0) {
+		/* grant tables are not inherited (VM_DONTCOPY): not ours to write */
+		for (int i = 0; i < MAX_FDS; i++)
+			devs[i].grants = NULL;
 		worker(seed ^ rnd(), depth + 1);
 		_exit(0);
 	}
@@ -798,8 +865,10 @@ static void worker(uint64_t seed, int depth)
 			doing = "do_wait", do_wait(d);
 		else if (w < 770)
 			doing = "do_chan", do_chan(d);
-		else if (w < 820)
+		else if (w < 805)
 			doing = "do_scribble", do_scribble();
+		else if (w < 820)
+			doing = "do_grant", do_grant(d);
 		else if (w < 860)
 			doing = "do_mmap", do_mmap(d);
 		else if (w < 900)

@@ -263,8 +263,8 @@ TEST(job__every_allocation_failing_in_join_is_enomem_and_leaves_no_trace)
 {
 	failing_ep = kt_open();
 	failing_key = kt_new_key();
-	/* ring, job, peers, left bitmap */
-	EXPECT_EQ(kt_each_alloc_failure(join_failing, NULL, NULL, -ENOMEM), 4);
+	/* ring, grant table, job, peers, left bitmap */
+	EXPECT_EQ(kt_each_alloc_failure(join_failing, NULL, NULL, -ENOMEM), 5);
 	EXPECT(kprog_ep_job(failing_ep->ep));
 }
 
@@ -541,9 +541,9 @@ TEST(job__every_allocation_failing_in_a_join_with_a_map_is_enomem)
 	kt_fx_install();
 	failing_ep = kt_open();
 	failing_key = kt_new_key();
-	/* nodes, rank_node, ring, job, peers, left bitmap */
+	/* nodes, rank_node, ring, grant table, job, peers, left bitmap */
 	EXPECT_EQ(kt_each_alloc_failure(join_map_failing, NULL, NULL, -ENOMEM),
-		  6);
+		  7);
 	EXPECT_EQ(kprog_ep_job(failing_ep->ep)->nr_nodes, 3);
 }
 

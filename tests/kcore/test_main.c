@@ -105,6 +105,7 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 		{ &kprog_chan_bytes, 16U << 20, "chan_bytes" },
 		{ &kprog_fast_limit, (1U << 20) + 1, "fast_limit" },
 		{ &kprog_max_chans, 65537, "max_chans" },
+		{ &kprog_max_grants, 4097, "max_grants" },
 		{ &kprog_dev_mode, 01000, "dev_mode" },
 		{ (unsigned int *)&kprog_dev_group, -2, "dev_group" },
 	};
@@ -397,7 +398,7 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
 				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_FASTPATH |
 				 KPROG_FEAT_PEERS | KPROG_FEAT_TIMES |
-				 KPROG_FEAT_WAITER);
+				 KPROG_FEAT_WAITER | KPROG_FEAT_GRANTS);
 	EXPECT_EQ(info.transports, KPROG_XPORT_SHM);
 	EXPECT_EQ(info.eager_limit, 8192);
 	EXPECT_EQ(info.eager_quota, 1 << 20);
@@ -411,7 +412,8 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	EXPECT_EQ(info.chan_bytes, 65536);
 	EXPECT_EQ(info.max_chans, 256);
 	EXPECT_EQ(info.max_rndv, 16384);
-	EXPECT_EQ(info.__reserved[0] | info.__reserved[1], 0);
+	EXPECT_EQ(info.max_grants, 64);
+	EXPECT_EQ(info.__reserved[0], 0);
 	EXPECT_EQ(info.node_addr.family, 0);	/* no network transport */
 	/* A network transport shows; after JOIN too. */
 	kt_fx_install();
@@ -489,7 +491,7 @@ TEST(main__v1_wait_struct_is_accepted_without_reading_flags)
 TEST(main__chan_drain_and_kick_check_their_arguments)
 {
 	struct kt_ep *a, *b;
-	struct kprog_chan_drain d = { .peer = 0, .flags = 1 };
+	struct kprog_chan_drain d = { .peer = 0, .flags = ~KPROG_DRAIN_TO };
 	u32 rank = 2, ev;
 
 	kt_pair(&a, &b);

@@ -83,7 +83,8 @@ TEST(op__op_holds_a_slot_the_mm_and_the_owner_until_dropped)
 	EXPECT_EQ(refcount_read(&op->ref), 1);
 	EXPECT(op->owner == e->ep);
 	EXPECT(op->buf.mm == mm);
-	EXPECT_EQ(atomic_read(&mm->mm_count), 2);
+	/* the mm's own, the joined endpoint's (its grants), the op's */
+	EXPECT_EQ(atomic_read(&mm->mm_count), 3);
 	EXPECT_EQ(kref_read(&e->ep->ref), 2);
 	EXPECT_EQ(kt_nr_ops(e), 1);
 	EXPECT(op->is_send);
@@ -94,7 +95,7 @@ TEST(op__op_holds_a_slot_the_mm_and_the_owner_until_dropped)
 	EXPECT_EQ(op->state, KPROG_OP_NEW);
 	EXPECT_EQ(op->olist, KPROG_OL_NONE);
 	drop(op);
-	EXPECT_EQ(atomic_read(&mm->mm_count), 1);
+	EXPECT_EQ(atomic_read(&mm->mm_count), 2);
 	EXPECT_EQ(kref_read(&e->ep->ref), 1);
 	EXPECT_EQ(kt_nr_ops(e), 0);
 }
@@ -358,10 +359,10 @@ TEST(op__last_put_in_atomic_context_defers_the_free_to_one_work_item)
 	local_irq_restore(flags);
 	EXPECT_EQ(mock_live_allocs, live);
 	EXPECT_EQ(mock_work_queued(), 1);	/* one item for both */
-	EXPECT_EQ(atomic_read(&mm->mm_count), 3);
+	EXPECT_EQ(atomic_read(&mm->mm_count), 4);	/* + the endpoint's */
 	EXPECT_EQ(mock_run_work(), 1);
 	EXPECT_EQ(mock_live_allocs, live - 2);
-	EXPECT_EQ(atomic_read(&mm->mm_count), 1);
+	EXPECT_EQ(atomic_read(&mm->mm_count), 2);
 }
 
 TEST(ep__release_warns_when_an_op_kept_its_slot)

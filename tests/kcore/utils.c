@@ -21,7 +21,7 @@ static unsigned int *const params[] = {
 	&kprog_eager_limit, &kprog_eager_quota, &kprog_max_ops, &kprog_max_rndv,
 	&kprog_max_iov, &kprog_max_iov_total, &kprog_ring_entries,
 	&kprog_max_job_size, &kprog_fast_limit, &kprog_chan_bytes,
-	&kprog_max_chans, &kprog_dev_mode, (unsigned int *)&kprog_dev_group,
+	&kprog_max_chans, &kprog_max_grants, &kprog_dev_mode, (unsigned int *)&kprog_dev_group,
 };
 static unsigned int param_defaults[ARRAY_SIZE(params)];
 static bool param_defaults_saved;
@@ -221,6 +221,8 @@ long kt_ioctl(struct kt_ep *e, unsigned int cmd, void *arg)
 	return e->file.f_op->unlocked_ioctl(&e->file, cmd, (unsigned long)arg);
 }
 
+unsigned long kt_last_vm_flags;
+
 int kt_mmap(struct kt_ep *e, unsigned long len, unsigned long pgoff,
 	    unsigned long vm_flags, void **ring)
 {
@@ -239,6 +241,7 @@ int kt_mmap(struct kt_ep *e, unsigned long len, unsigned long pgoff,
 	mmap_write_lock(e->proc->mm);
 	err = e->file.f_op->mmap(&e->file, &vma);
 	mmap_write_unlock(e->proc->mm);
+	kt_last_vm_flags = vma.vm_flags;
 	if (!err && !(vma.vm_flags & VM_DONTEXPAND))
 		kt_fail(__FILE__, __LINE__, "the ring mapping may grow");
 	if (ring)

@@ -55,6 +55,7 @@ void kt_job(struct kt_ep **eps, u32 n);
 void kt_pair(struct kt_ep **a, struct kt_ep **b);
 
 /* An mmap of the ring; 0 or a negative errno. */
+extern unsigned long kt_last_vm_flags;	/* the vma's flags after kt_mmap() */
 int kt_mmap(struct kt_ep *e, unsigned long len, unsigned long pgoff,
 	    unsigned long vm_flags, void **ring);
 

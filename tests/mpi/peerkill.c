@@ -5,9 +5,12 @@
  * handler instead of hanging. Run by tests/mpi/run-kill (mpirun
  * --enable-recovery, so that Open MPI's runtime lets the survivor go on).
  *
- *   mpirun --enable-recovery -np 2 peerkill [-m recv|send] [-b BYTES] [-d MS] [-k kill|vm]
+ *   mpirun --enable-recovery -np 2 peerkill [-m recv|send|unposted] [-b BYTES] [-d MS] [-k kill|vm]
  *     -m recv  the survivor (rank 0) receives, the victim (rank 1) sends (default)
  *     -m send  the survivor sends, the victim receives
+ *     -m unposted  the survivor sends, the victim dies without posting the
+ *              receive: under kprog a rendezvous send that waits in the
+ *              channel (libshim/rts.c), not in the kernel
  *     -b       message size (default 256 MiB: the transfer must outlast -d)
  *     -d       the victim dies this long after both have posted (default 200 ms)
  *     -k kill  the victim raises SIGKILL (default); vm: it resets its whole
@@ -95,7 +98,7 @@ int main(int argc, char **argv)
 		case 'd': delay_ms = atoi(optarg); break;
 		case 'k': how = optarg; break;
 		default:
-			fprintf(stderr, "usage: peerkill [-m recv|send] [-b BYTES] [-d MS] [-k kill|vm]\n");
+			fprintf(stderr, "usage: peerkill [-m recv|send|unposted] [-b BYTES] [-d MS] [-k kill|vm]\n");
 			return 2;
 		}
 	}
@@ -124,7 +127,7 @@ int main(int argc, char **argv)
 	if (rank == 1) {
 		if (!strcmp(mode, "recv"))
 			MPI_Isend(buf, (int)(bytes >> 10), kib, 0, 1, MPI_COMM_WORLD, &req);
-		else
+		else if (!strcmp(mode, "send"))
 			MPI_Irecv(buf, (int)(bytes >> 10), kib, 0, 1, MPI_COMM_WORLD, &req);
 		MPI_Barrier(MPI_COMM_WORLD);
 		usleep(delay_ms * 1000);
@@ -135,7 +138,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "recv"))
 		rc = MPI_Irecv(buf, (int)(bytes >> 10), kib, 1, 1, MPI_COMM_WORLD, &req);
 	MPI_Barrier(MPI_COMM_WORLD);
-	if (!strcmp(mode, "send"))
+	if (strcmp(mode, "recv"))
 		rc = MPI_Isend(buf, (int)(bytes >> 10), kib, 1, 1, MPI_COMM_WORLD, &req);
 	(void)rc;
 	t0 = now();

@@ -1705,6 +1705,169 @@ TEST_F_TIMEOUT(job, wait_v1, 60)
 	EXPECT_EQ(-ETIMEDOUT, ret);
 }
 
+/* ---- rendezvous sends through a channel: grants (KPROG_FEAT_GRANTS) ---- */
+
+#define REQUIRE_GRANTS() do { \
+	REQUIRE_FAST(); \
+	if (kp_param("max_grants") <= 0) \
+		SKIP(return, "no grants (max_grants=0)"); \
+} while (0)
+
+static size_t gr_bytes(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (KPROG_GRANT_BYTES(kp_param("max_grants")) + page - 1) & ~(page - 1);
+}
+
+/* e's grant table, mapped; NULL with errno on failure. */
+static struct kprog_grant *gr_map(struct kp_ep *e)
+{
+	void *m = mmap(NULL, gr_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, e->fd,
+		       (off_t)KPROG_GRANT_MMAP_OFFSET);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* Slot @i: @len bytes at @buf to rank @dst, tag @tag, request @id; a record naming it. */
+static int rts_send(struct kp_dir *d, struct kprog_grant *g, __u32 i, __u32 dst, __s32 tag,
+		    const void *buf, __u64 len, __u64 id)
+{
+	struct kprog_chan_rts *r = kp_dir_reserve(d, sizeof(*r), CTX, tag);
+
+	if (!r)
+		return -ENOSPC;
+	g[i].dst = dst;
+	g[i].context = CTX;
+	g[i].tag = tag;
+	g[i].req_id = id;
+	g[i].addr = (uintptr_t)buf;
+	g[i].len = len;
+	__atomic_store_n(&g[i].state, KPROG_GRANT_SEQ(g[i].state) + 4 + KPROG_GRANT_OPEN,
+			 __ATOMIC_RELEASE);
+	((struct kprog_chan_rec *)r - 1)->flags = KPROG_REC_RNDV;
+	r->grant = i;
+	r->__pad = 0;
+	r->req_id = id;
+	kp_dir_publish_as(d, len);
+	return 0;
+}
+
+/*
+ * Rank 1 grants three buffers to rank 0 between small records; rank 0
+ * receives all in order (the granted ones copied from rank 1's pages by
+ * the kernel), rank 1 gets a completion per granted send.
+ */
+TEST_F(job, grant_sends_in_record_order)
+{
+	struct kp_ep *s = &self->e[1], *r = &self->e[0];
+	size_t lens[3] = { 20000, 3 * 4096 + 1, 300000 };
+	unsigned char *bufs[3];
+	struct kprog_grant *g;
+	struct kprog_cqe c;
+	struct kp_ch ch;
+	int i;
+
+	REQUIRE_GRANTS();
+	ASSERT_EQ(0, ch_map(s, 0, &ch));
+	g = gr_map(s);
+	ASSERT_NE(NULL, g) TH_LOG("grant table mmap: %s", strerror(errno));
+	for (i = 0; i < 3; i++) {
+		bufs[i] = kp_alloc(lens[i]);
+		ASSERT_NE(NULL, bufs[i]);
+		kp_fill(bufs[i], lens[i], rseed(1, 100 + i), 0);
+		ASSERT_EQ(0, rec_send(&ch.tx, CTX, 7, 10 + i, rseed(1, i)));
+		ASSERT_EQ(0, rts_send(&ch.tx, g, 5 + i, 0, 7, bufs[i], lens[i], 900 + i));
+	}
+	for (i = 0; i < 3; i++) {
+		recv_check(_metadata, r, CTX, 1, 7, 10 + i, rseed(1, i), 1, 7, "small");
+		recv_check(_metadata, r, CTX, 1, 7, lens[i], rseed(1, 100 + i), 1, 7, "granted");
+		ASSERT_EQ(0, kp_wait_cqe(s, 900 + i, &c, KP_TMO_MS));
+		EXPECT_EQ(0, c.error);
+		EXPECT_EQ(lens[i], c.bytes);
+		EXPECT_EQ(KPROG_GRANT_TAKEN, KPROG_GRANT_STATE(g[5 + i].state));
+		kp_free(bufs[i], lens[i]);
+	}
+	EXPECT_EQ(ld64(&ch.tx.h->prod), ld64(&ch.tx.h->cons));
+	munmap(g, gr_bytes());
+	ch_unmap(&ch);
+}
+
+/* A withdrawn grant is never sent, its record is dropped; the next one arrives. */
+TEST_F(job, grant_withdrawn)
+{
+	struct kp_ep *s = &self->e[2], *r = &self->e[0];
+	unsigned char *buf = kp_alloc(50000);
+	struct kprog_grant *g;
+	struct kprog_probe pr;
+	struct kprog_cqe c;
+	struct kp_ch ch;
+
+	REQUIRE_GRANTS();
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, ch_map(s, 0, &ch));
+	g = gr_map(s);
+	ASSERT_NE(NULL, g);
+	kp_fill(buf, 50000, rseed(2, 1), 0);
+	ASSERT_EQ(0, rts_send(&ch.tx, g, 0, 0, 3, buf, 50000, 31));
+	__u32 st = g[0].state;
+
+	ASSERT_TRUE(__atomic_compare_exchange_n(&g[0].state, &st,
+						KPROG_GRANT_SEQ(st) | KPROG_GRANT_FREE, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	ASSERT_EQ(0, kp_probe(r, CTX, 2, 3, 0, 0, &pr));
+	EXPECT_EQ(0, pr.found);
+	EXPECT_EQ(0, held_of(r, 2));
+	ASSERT_EQ(0, rts_send(&ch.tx, g, 0, 0, 3, buf, 50000, 32));
+	recv_check(_metadata, r, CTX, 2, 3, 50000, rseed(2, 1), 2, 3, "after the withdrawn one");
+	ASSERT_EQ(0, kp_wait_cqe(s, 32, &c, KP_TMO_MS));
+	EXPECT_EQ(50000, c.bytes);
+	EXPECT_EQ(0, kp_has_cqe(s, 31, 100));
+	munmap(g, gr_bytes());
+	ch_unmap(&ch);
+	kp_free(buf, 50000);
+}
+
+/*
+ * The table is its process's alone: another process (a forked child
+ * with the fd) can neither map it nor see the parent's mapping.
+ */
+TEST_F(job, grant_table_not_shared_with_a_child)
+{
+	struct kp_ep *s = &self->e[1];
+	struct kprog_grant *g;
+	int status;
+	pid_t pid;
+
+	REQUIRE_GRANTS();
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, gr_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE, s->fd,
+				   (off_t)KPROG_GRANT_MMAP_OFFSET));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 2 * gr_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED,
+				   s->fd, (off_t)KPROG_GRANT_MMAP_OFFSET));
+	EXPECT_EQ(EINVAL, errno);
+	g = gr_map(s);
+	ASSERT_NE(NULL, g);
+	g[0].dst = 0;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		void *m = mmap(NULL, gr_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, s->fd,
+			       (off_t)KPROG_GRANT_MMAP_OFFSET);
+
+		if (m != MAP_FAILED || errno != EPERM)
+			_exit(1);
+		/* not inherited: touching the parent's mapping faults */
+		signal(SIGSEGV, SIG_DFL);
+		*(volatile __u32 *)&g[0].dst = 1;
+		_exit(2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+		TH_LOG("child status %#x", status);
+	munmap(g, gr_bytes());
+}
+
 TEST_F(job, kick_errors)
 {
 	struct kp_ep *e = &self->e[1];

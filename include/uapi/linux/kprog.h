@@ -463,6 +463,7 @@ struct kprog_cqe_times {
 #define KPROG_FEAT_TIMES	(1U << 5)	/* KPROG_JOIN_TIMES */
 #define KPROG_FEAT_WAITER	(1U << 6)	/* POST_BLOCKING, waiter_cpu */
 #define KPROG_FEAT_NET_CONN	(1U << 7)	/* KPROG_IOC_NET_CONN */
+#define KPROG_FEAT_GRANTS	(1U << 8)	/* rendezvous sends in channels */
 
 #define KPROG_XPORT_SHM		(1U << 0)
 #define KPROG_XPORT_IB		(1U << 1)
@@ -485,7 +486,8 @@ struct kprog_info {
 	__u32 max_rndv;		/* rendezvous sends waiting, per endpoint */
 	/* with KPROG_XPORT_IB: the name other nodes know this one by */
 	struct kprog_node_addr node_addr;
-	__u32 __reserved[2];
+	__u32 max_grants;	/* grant slots per endpoint, 0 = none */
+	__u32 __reserved[1];
 };
 
 /*
@@ -537,6 +539,7 @@ struct kprog_info {
 #define KPROG_REC_DONE		2
 #define KPROG_REC_KTAKEN	3	/* by the kernel, not yet matched */
 #define KPROG_REC_PAD		(1U << 0)	/* kprog_chan_rec.flags */
+#define KPROG_REC_RNDV		(1U << 1)	/* payload: struct kprog_chan_rts */
 
 struct kprog_chan_rec {
 	__u32 state;		/* KPROG_REC_* */
@@ -562,7 +565,14 @@ struct kprog_chan_dir {
 	__u64 cons;		/* consumers: bytes released */
 	__u64 __pad1[7];
 	__u32 waiting;		/* receiver: asleep, kick me after a record */
-	__u32 __pad2[15];
+	/*
+	 * Receiver, a hint: it has receives posted in the kernel. A sender
+	 * that sees it sends through the kernel (KPROG_IOC_SEND), where a
+	 * posted receive progresses without its owner; else it may write a
+	 * rendezvous record (struct kprog_chan_rts).
+	 */
+	__u32 krecv;
+	__u32 __pad2[14];
 	__u32 closed;		/* kernel: an endpoint of the pair left */
 	__u32 __pad3[15];
 };
@@ -594,7 +604,72 @@ struct kprog_chan_open {
  */
 struct kprog_chan_drain {
 	__s32 peer;		/* rank or KPROG_ANY_SOURCE */
-	__u32 flags;		/* 0 */
+	__u32 flags;		/* 0 or KPROG_DRAIN_TO */
+};
+
+/*
+ * KPROG_DRAIN_TO: drain the caller's own channel to @peer (a rank, not
+ * KPROG_ANY_SOURCE) into @peer's matching instead: a sender that wrote a
+ * rendezvous record and then found the receiver's krecv hint set hands
+ * it to the receive waiting in the kernel at once.
+ */
+#define KPROG_DRAIN_TO		(1U << 0)
+
+/*
+ * Rendezvous sends with no system call (KPROG_FEAT_GRANTS): a sender
+ * describes its buffer in a grant slot of its own grant table and writes
+ * a record flagged KPROG_REC_RNDV into the channel, whose payload names
+ * the slot. The receiver never takes such a record itself; the kernel
+ * does when it drains the channel (as for every record, in order) and
+ * then sends the message from the grant as if the sender had called
+ * KPROG_IOC_SEND: the send's completion, with the grant's @req_id, comes
+ * in the sender's ring.
+ *
+ * The grant table: max_grants slots of struct kprog_grant, mapped only by
+ * the endpoint's own process: mmap(NULL, KPROG_GRANT_BYTES(max_grants),
+ * PROT_READ | PROT_WRITE, MAP_SHARED, fd, KPROG_GRANT_MMAP_OFFSET); not
+ * inherited by fork (EPERM from another process). The peer cannot write
+ * it, so the kernel can trust that a slot is what the sender grants:
+ * it reads a slot once, takes only a slot that is OPEN, whose @dst is the
+ * draining receiver and whose @req_id the record repeats, by changing its
+ * state from OPEN to TAKEN (compare and swap), and reads nothing but
+ * @addr..@addr + @len of the sender's memory, as for KPROG_IOC_SEND. Any
+ * other record flagged RNDV is dropped (a cancelled send; a malformed one
+ * stops the channel's direction as any malformed record).
+ *
+ * @state: the low two bits are KPROG_GRANT_FREE, OPEN or TAKEN; the rest
+ * is the owner's, a count it changes every time it fills the slot (the
+ * kernel keeps it when it takes the slot), so that a slot withdrawn and
+ * filled again while the kernel read it is not taken by mistake. The
+ * sender fills a FREE or TAKEN slot, then sets OPEN (release); it
+ * withdraws a send by changing OPEN to FREE (compare and swap; if the
+ * kernel took it, the send is in the kernel: KPROG_IOC_CANCEL). The slot
+ * may be reused once it is not OPEN.
+ */
+#define KPROG_GRANT_MMAP_OFFSET	(1ULL << 44)
+#define KPROG_GRANT_BYTES(n)	((__u64)(n) * sizeof(struct kprog_grant))
+
+#define KPROG_GRANT_FREE	0
+#define KPROG_GRANT_OPEN	1
+#define KPROG_GRANT_TAKEN	2
+#define KPROG_GRANT_STATE(s)	((s) & 3U)
+#define KPROG_GRANT_SEQ(s)	((s) & ~3U)
+
+struct kprog_grant {
+	__u32 state;		/* KPROG_GRANT_* */
+	__u32 dst;		/* the receiving rank */
+	__u32 context;
+	__s32 tag;
+	__u64 req_id;		/* of the send's completion */
+	__u64 addr;		/* the send buffer, contiguous */
+	__u64 len;
+	__u64 __pad[3];
+};
+
+struct kprog_chan_rts {
+	__u32 grant;		/* slot in the sender's grant table */
+	__u32 __pad;
+	__u64 req_id;		/* the slot's */
 };
 
 #define KPROG_IOC_MAGIC		0xB7
