@@ -87,6 +87,7 @@ int kprog_grant_mmap(struct kprog_ep *ep, struct vm_area_struct *vma)
 /* A grant slot as read once from the sender's table. */
 struct kprog_grant_snap {
 	u32 state;
+	u64 send_ns;
 	struct kprog_post post;
 	struct kprog_iov_import im;
 };
@@ -114,6 +115,7 @@ static bool kprog_grant_read(struct kprog_ep *se, u32 idx, u64 req_id,
 	g->im.iov = &g->im.inline_iov;
 	g->im.nr_iov = 1;
 	g->im.len = g->im.inline_iov.len;
+	g->send_ns = READ_ONCE(slot->send_ns);
 	return KPROG_GRANT_STATE(g->state) == KPROG_GRANT_OPEN &&
 	       g->post.req_id == req_id && g->post.peer == dst &&
 	       g->post.tag >= 0 && g->im.len <= KPROG_MAX_MSG &&
@@ -141,6 +143,11 @@ static struct kprog_msg *kprog_grant_build(struct kprog_ep *se,
 	msg = kprog_rndv_build(sop, &kprog_xport_shm, 0, &err);
 	if (!msg)
 		goto err_uncharge;
+	/* As KPROG_IOC_SEND stamps it, only for jobs that keep times. */
+	if (READ_ONCE(se->job->times)) {
+		msg->send_ns = g->send_ns;
+		sop->times.send_ns = g->send_ns;
+	}
 	sop->state = KPROG_OP_POSTED;
 	/* The first reference passes to the owner's list at activation. */
 	return msg;

@@ -35,6 +35,7 @@ static uint32_t ngrants;
 static size_t grants_bytes;
 static uint32_t *free_slot;	/* a stack of the slots not in use */
 static uint32_t nfree;
+static uint64_t max_msg;	/* the module's; a longer send gets its error from KPROG_IOC_SEND */
 static uint64_t sent;
 
 uint64_t kp_rts_sent(void)
@@ -68,6 +69,7 @@ void kp_rts_init(const struct kprog_info *info)
 	}
 	grants = m;
 	ngrants = info->max_grants;
+	max_msg = info->max_msg;
 	for (i = 0; i < ngrants; i++)
 		free_slot[i] = ngrants - 1 - i;
 	nfree = ngrants;
@@ -100,7 +102,7 @@ int kp_rts_send(struct kp_req *r)
 	if (!q->block || q->size <= 0)
 		return 0;	/* more than one range: the kernel's iovec */
 	bytes = (uint64_t)q->size * (uint64_t)r->count;
-	if (bytes <= kp_fast_limit())
+	if (bytes <= kp_fast_limit() || bytes > max_msg)
 		return 0;	/* a full channel declined it: the kernel buffers it */
 	w = r->comm->c2w[r->peer];
 	tx = kp_fast_tx(w);
@@ -119,6 +121,7 @@ int kp_rts_send(struct kp_req *r)
 	g->req_id = kp_req_id(r);
 	g->addr = (uintptr_t)r->buf + (uintptr_t)q->off;
 	g->len = bytes;
+	g->send_ns = kp.times ? kp_now_ns() : 0;	/* Late Sender for the profiler */
 	__atomic_store_n(&g->state, seq | KPROG_GRANT_OPEN, __ATOMIC_RELEASE);
 	((struct kprog_chan_rec *)rts - 1)->flags = KPROG_REC_RNDV;
 	rts->grant = idx;

@@ -498,21 +498,22 @@ static void do_grant(struct dev *d)
 	__u32 i;
 
 	if (!d->grants || chance(10)) {
-		void *p = mmap(NULL, chance(90) ? 4096 : 4096 * (1 + below(3)),
-			       chance(90) ? PROT_READ | PROT_WRITE : (int)below(8),
-			       chance(90) ? MAP_SHARED : MAP_PRIVATE, any_fd(d),
+		size_t len = chance(90) ? 4096 : 4096 * (1 + below(3));
+		int prot = chance(90) ? PROT_READ | PROT_WRITE : (int)below(8);
+		void *p = mmap(NULL, len, prot, chance(90) ? MAP_SHARED : MAP_PRIVATE, any_fd(d),
 			       (off_t)KPROG_GRANT_MMAP_OFFSET + (chance(95) ? 0 : 4096));
 
 		tally(p == MAP_FAILED ? -1 : 0);
 		if (p == MAP_FAILED)
 			return;
+		/* only a 4 KiB read-write one is scribbled on: a store cannot fault */
+		if (len != 4096 || prot != (PROT_READ | PROT_WRITE) || chance(20)) {
+			munmap(p, len);
+			return;
+		}
 		if (d->grants)
 			munmap(d->grants, 4096);
-		d->grants = p;	/* only a 4 KiB read-write one is scribbled on */
-		if (chance(20)) {
-			munmap(p, 4096);
-			d->grants = NULL;
-		}
+		d->grants = p;
 		return;
 	}
 	i = below(64);

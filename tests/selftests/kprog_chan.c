@@ -1002,7 +1002,8 @@ TEST_F(job, drain_in_record_order)
 	recv_nothing(_metadata, r, 1, KPROG_ANY_TAG, "after the records");
 
 	/* CHAN_DRAIN's own errors */
-	EXPECT_EQ(-EINVAL, drain(r, 1, 1));
+	EXPECT_EQ(-EINVAL, drain(r, 1, ~KPROG_DRAIN_TO));
+	EXPECT_EQ(-EINVAL, drain(r, KPROG_ANY_SOURCE, KPROG_DRAIN_TO));
 	EXPECT_EQ(-EINVAL, drain(r, JOB_SIZE, 0));
 	EXPECT_EQ(-EINVAL, drain(r, -2, 0));
 	EXPECT_EQ(-EINVAL, drain(r, 0x7fffffff, 0));

@@ -663,7 +663,12 @@ struct kprog_grant {
 	__u64 req_id;		/* of the send's completion */
 	__u64 addr;		/* the send buffer, contiguous */
 	__u64 len;
-	__u64 __pad[3];
+	/*
+	 * CLOCK_MONOTONIC when the send was posted, for the receivers' Late
+	 * Sender times (KPROG_JOIN_TIMES), else 0; the sender's word only.
+	 */
+	__u64 send_ns;
+	__u64 __pad[2];
 };
 
 struct kprog_chan_rts {
