@@ -646,7 +646,8 @@ struct kprog_chan_drain {
  * kernel took it, the send is in the kernel: KPROG_IOC_CANCEL). The slot
  * may be reused once it is not OPEN.
  */
-#define KPROG_GRANT_MMAP_OFFSET	(1ULL << 44)
+/* between the ring (0) and the first channel; reachable by 32-bit mmap() */
+#define KPROG_GRANT_MMAP_OFFSET	(1ULL << 23)
 #define KPROG_GRANT_BYTES(n)	((__u64)(n) * sizeof(struct kprog_grant))
 
 #define KPROG_GRANT_FREE	0
