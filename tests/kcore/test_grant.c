@@ -59,6 +59,14 @@ static void rts(struct kt_chan *c, u32 idx, u64 id)
 	kt_chan_rec(c, true, pos)->flags |= KPROG_REC_RNDV;
 }
 
+/* src[0..LEN) filled from @seed, granted to rank 1 in slot @idx, its record. */
+static void offer(struct gjob *j, u32 idx, u64 id, unsigned int seed)
+{
+	kt_fill(src, LEN, seed);
+	grant(j, idx, 1, id, LEN);
+	rts(&j->ca, idx, id);
+}
+
 TEST(grant__info_and_join_offer_a_table_of_max_grants_slots)
 {
 	struct kprog_info info;
@@ -102,9 +110,7 @@ TEST(grant__unmatched_record_waits_in_the_kernel_and_probes_with_its_length)
 	struct gjob j;
 
 	gjob(&j);
-	kt_fill(src, LEN, 4);
-	grant(&j, 0, 1, 9, LEN);
-	rts(&j.ca, 0, 9);
+	offer(&j, 0, 9, 4);
 	ASSERT_OK(kt_probe(j.b, &pr));
 	EXPECT_EQ(pr.found, 1);
 	EXPECT_EQ(pr.bytes, LEN);
@@ -162,9 +168,7 @@ TEST(grant__slot_refilled_for_another_request_is_not_taken_by_an_old_record)
 	struct gjob j;
 
 	gjob(&j);
-	kt_fill(src, LEN, 6);
-	grant(&j, 3, 1, 13, LEN);
-	rts(&j.ca, 3, 13);
+	offer(&j, 3, 13, 6);
 	/* withdrawn and filled again for request 14, whose record follows */
 	grant(&j, 3, 1, 14, LEN);
 	rts(&j.ca, 3, 14);
@@ -336,9 +340,7 @@ TEST(grant__every_allocation_failing_in_a_drain_leaves_the_record_for_later)
 	struct kprog_post p;
 
 	gjob(&fj);
-	kt_fill(src, LEN, 8);
-	grant(&fj, 0, 1, 25, LEN);
-	rts(&fj.ca, 0, 25);
+	offer(&fj, 0, 25, 8);
 	EXPECT(kt_each_alloc_failure(drain_b, still_new, NULL, -ENOMEM) > 0);
 	EXPECT_EQ(kt_src(fj.b, 0)->held, 1);
 	ASSERT_OK(kt_recv(fj.b, 0, 5, dst, sizeof(dst), 2, KPROG_POST_BLOCKING, &p));
