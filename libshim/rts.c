@@ -143,6 +143,16 @@ int kp_rts_send(struct kp_req *r)
 	return 1;
 }
 
+/* OPEN -> FREE unless the kernel took it first: true if withdrawn. */
+static bool withdraw(struct kprog_grant *g)
+{
+	uint32_t s = __atomic_load_n(&g->state, __ATOMIC_ACQUIRE);
+
+	return KPROG_GRANT_STATE(s) == KPROG_GRANT_OPEN &&
+	       __atomic_compare_exchange_n(&g->state, &s, KPROG_GRANT_SEQ(s) | KPROG_GRANT_FREE,
+					   false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
 /*
  * A receiver that left never drains its channel: the kernel marks it
  * closed (and sends us an event), and its records' sends fail here, as
@@ -163,8 +173,7 @@ void kp_rts_reap(void)
 			continue;
 		cqe.req_id = g->req_id;
 		cqe.tag = g->tag;
-		if (__atomic_compare_exchange_n(&g->state, &s, KPROG_GRANT_SEQ(s) | KPROG_GRANT_FREE,
-						false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (withdraw(g))
 			kp_handle_cqe(&cqe);
 	}
 }
@@ -177,15 +186,11 @@ void kp_rts_done(struct kp_req *r)
 
 int kp_rts_cancel(struct kp_req *r)
 {
-	struct kprog_grant *g = &grants[r->grant - 1];
-	uint32_t s = __atomic_load_n(&g->state, __ATOMIC_ACQUIRE);
 	struct kprog_cqe cqe = { .req_id = kp_req_id(r), .source = -1, .tag = r->tag,
 				 .error = -ECANCELED, .flags = KPROG_CQE_CANCELLED };
 
 	/* taken: the send is the kernel's now, KPROG_IOC_CANCEL decides */
-	if (KPROG_GRANT_STATE(s) != KPROG_GRANT_OPEN ||
-	    !__atomic_compare_exchange_n(&g->state, &s, KPROG_GRANT_SEQ(s) | KPROG_GRANT_FREE,
-					 false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (!withdraw(&grants[r->grant - 1]))
 		return 0;
 	/* its record stays in the channel; the kernel drops it (slot not OPEN) */
 	kp_complete(r, &cqe);
