@@ -148,17 +148,18 @@ static bool mix_init(struct mix *m, int n, MPI_Request *reqs)
 {
 	int i;
 
+	int nsub = 0;
+
 	memset(m, 0, sizeof(*m));
 	m->n = n;
 	for (i = 0; i < n; i++)
 		if (kp_is_req(reqs[i]))
 			m->nours++;
+		else if (reqs[i] != MPI_REQUEST_NULL)
+			nsub++;
 	if (!m->nours)
 		return false;
-	for (i = 0; i < n; i++)
-		if (!kp_is_req(reqs[i]) && reqs[i] != MPI_REQUEST_NULL)
-			break;
-	if (i == n)
+	if (!nsub)
 		return true;	/* only ours (or NULL): no Open MPI subset to keep */
 	m->mem = malloc((size_t)n * (sizeof(int) * 2 + sizeof(MPI_Request) + sizeof(MPI_Status)) + 1);
 	if (!m->mem)
@@ -281,7 +282,7 @@ int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
 	KP_GUARD();
 	struct mix m;
-	struct kp_wait w = { .kernel_work = kernel_work(n, reqs) };
+	struct kp_wait w = { 0 };
 	int subrc = MPI_SUCCESS, flag, rc, from = 0;
 	bool subdone;
 
@@ -290,7 +291,6 @@ int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 		return KP_PMPI(PMPI_Waitall(n, reqs, statuses));
 	subdone = m.nsub == 0;
 	for (;;) {
-		kp_progress();
 		if (ours_all_done(n, reqs, &from)) {
 			if (!subdone)
 				subrc = KP_PMPI(PMPI_Waitall(m.nsub, m.sub, m.subst));
@@ -301,7 +301,11 @@ int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 			if (flag || subrc != MPI_SUCCESS)
 				subdone = true;
 		}
+		/* asked only when the wait has to wait: most windows do not */
+		if (!w.t0)
+			w.kernel_work = kernel_work(n, reqs);
 		kp_wait_step(&w, !subdone);
+		kp_progress();
 	}
 	kp_wait_end(&w);
 	rc = finish_all(&m, reqs, statuses, subrc);
