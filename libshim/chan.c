@@ -12,12 +12,12 @@ void kp_dir_init(struct kp_dir *d, void *base, const struct kprog_chan_open *co,
 	d->ring = (unsigned char *)base + KPROG_CHAN_DATA_OFFSET + (size_t)dir * co->ring_bytes;
 	d->mask = co->ring_bytes - 1;
 	d->max_msg = co->max_msg;
+	d->cons_seen = __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
 }
 
 void *kp_dir_reserve(struct kp_dir *d, uint32_t len, uint32_t context, int32_t tag)
 {
 	uint64_t prod = d->h->prod;	/* only we write it */
-	uint64_t cons = __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
 	uint64_t size = KPROG_CHAN_REC_SIZE(len), ring = (uint64_t)d->mask + 1;
 	uint64_t off = prod & d->mask, pad = 0;
 	struct kprog_chan_rec *r;
@@ -26,8 +26,11 @@ void *kp_dir_reserve(struct kp_dir *d, uint32_t len, uint32_t context, int32_t t
 		return NULL;
 	if (off + size > ring)
 		pad = ring - off;	/* the record starts at the ring's start */
-	if (prod + pad + size - cons > ring)
-		return NULL;
+	if (prod + pad + size - d->cons_seen > ring) {
+		d->cons_seen = __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
+		if (prod + pad + size - d->cons_seen > ring)
+			return NULL;
+	}
 	if (pad) {
 		r = (struct kprog_chan_rec *)(d->ring + off);
 		r->flags = KPROG_REC_PAD;
@@ -101,4 +104,29 @@ uint64_t kp_dir_release(struct kp_dir *d)
 			return end;
 	}
 	return __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
+}
+
+uint64_t kp_dir_release_taken(struct kp_dir *d, uint64_t prod)
+{
+	uint64_t cons = __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
+	uint64_t size, next;
+	struct kprog_chan_rec *r;
+
+	if (prod - cons > (uint64_t)d->mask + 1 || cons == prod)
+		return kp_dir_release(d);	/* garbage, a drain meanwhile, or nothing */
+	/* what the walk does for its first record, then one look further */
+	r = kp_dir_rec(d, cons, prod, &size);
+	if (!size || (r->flags & KPROG_REC_PAD) || kp_rec_state(r) != KPROG_REC_DONE)
+		return kp_dir_release(d);
+	next = cons + size;
+	if (next != prod) {
+		r = (struct kprog_chan_rec *)(d->ring + (next & d->mask));
+		if ((__atomic_load_n(&r->flags, __ATOMIC_RELAXED) & KPROG_REC_PAD) ||
+		    kp_rec_state(r) == KPROG_REC_DONE)
+			return kp_dir_release(d);	/* more to pass: walk */
+	}
+	if (__atomic_compare_exchange_n(&d->h->cons, &cons, next, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return next;
+	return kp_dir_release(d);	/* the kernel moved cons: look again */
 }

@@ -20,6 +20,14 @@ struct kp_dir {
 	unsigned char *ring;		/* its data ring */
 	uint32_t mask;			/* ring_bytes - 1 */
 	uint32_t max_msg;		/* largest payload */
+	/*
+	 * Producer: cons as last read. cons only grows, so room computed from
+	 * it is never too much; the shared cons (a line the consumer writes
+	 * for every record) is read again only when the ring looks full, as
+	 * vader's fast boxes do, instead of moving that line between the
+	 * CPUs on every message.
+	 */
+	uint64_t cons_seen;
 };
 
 /* Map one direction of a channel region (base = mmap() result). */
@@ -90,7 +98,30 @@ static inline void *kp_rec_payload(struct kprog_chan_rec *r)
 	return r + 1;
 }
 
+/*
+ * The payload length of a taken record, read once: kp_dir_rec() checked
+ * it, but the peer may rewrite it since; clamped, a copy of this many
+ * bytes stays inside the ring whatever the peer wrote.
+ */
+static inline uint32_t kp_rec_len(const struct kp_dir *d, const struct kprog_chan_rec *r)
+{
+	uint32_t len = __atomic_load_n(&r->len, __ATOMIC_RELAXED);
+	size_t left = (size_t)(d->ring + d->mask + 1 - (const unsigned char *)(r + 1));
+
+	if (len > d->max_msg)
+		len = d->max_msg;
+	return len > left ? (uint32_t)left : len;
+}
+
 /* Advance cons past DONE and PAD records; returns the new cons. */
 uint64_t kp_dir_release(struct kp_dir *d);
+/*
+ * The same after taking one record: when cons is at a DONE record with a
+ * record not taken yet (or nothing) after it, the usual case of records
+ * taken in order, one compare-and-swap moves cons, with no walk. prod: a
+ * value of the producer's index read since the record was published (an
+ * older one only leaves DONE records after it for the next release).
+ */
+uint64_t kp_dir_release_taken(struct kp_dir *d, uint64_t prod);
 
 #endif

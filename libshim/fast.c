@@ -43,6 +43,13 @@ struct kp_peer {
 	size_t map_bytes;
 	uint64_t scan;		/* rx records below this were matched against */
 	uint64_t seen_prod;	/* rx prod at the last poll */
+	/*
+	 * rx prod as the last look at the records read it: releasing a record
+	 * just taken needs a recent value, not the newest, and reading the
+	 * line the sender writes for every record once less per message saves
+	 * a transfer of it between the CPUs.
+	 */
+	uint64_t prod_hint;
 };
 
 static struct kp_peer *peers;		/* by world rank */
@@ -191,13 +198,46 @@ static void chan_drain(int w)
 
 /* ---- payload <-> buffer ---- */
 
+/*
+ * memcpy() with no call for up to 16 bytes (two overlapping loads and
+ * stores), the payloads a message rate is made of; the library's memcpy
+ * costs its call and size dispatch on every such message.
+ */
+static inline void copy_payload(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	if (n > 16) {
+		memcpy(d, s, n);
+	} else if (n >= 8) {
+		uint64_t a, b;
+
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4) {
+		uint32_t a, b;
+
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + n - 4, &b, 4);
+	} else if (n) {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
+	}
+}
+
 static size_t pack_into(void *dst, const void *buf, int count, MPI_Datatype type,
 			const struct kp_layout *l, size_t bytes)
 {
 	if (!bytes)
 		return 0;
 	if (l->flat && l->nseg == 1 && (count == 1 || l->segs[0].len == l->extent))
-		memcpy(dst, (const char *)buf + l->segs[0].off, bytes);
+		copy_payload(dst, (const char *)buf + l->segs[0].off, bytes);
 	else if (l->flat)
 		kp_gather(l, buf, count, dst, bytes);
 	else
@@ -222,7 +262,7 @@ static int unpack_from(const void *src, size_t len, void *buf, int count, MPI_Da
 	if (q->block) {
 		cap = (size_t)q->size * (size_t)count;
 		n = len < cap ? len : cap;
-		memcpy((char *)buf + q->off, src, n);
+		copy_payload((char *)buf + q->off, src, n);
 		*got = n;
 		return len > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
 	}
@@ -477,6 +517,7 @@ static int find_rec(int w, uint32_t ctx, int tag, struct kprog_chan_rec **out)
 		return held(w) || p->broken ? KERNEL : NONE;
 	cons = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);	/* before prod */
 	prod = kp_dir_prod(&p->rx);
+	p->prod_hint = prod;
 	if (prod - cons > (uint64_t)p->rx.mask + 1)
 		return KERNEL;	/* garbage indices: let the kernel judge */
 	/*
@@ -534,10 +575,11 @@ static bool take_rec(struct kprog_chan_rec *rec, int w, struct kp_comm *c, void 
 		return false;
 	kp.activity++;
 	took_stamp = rec->send_stamp;	/* before DONE: then it may be rewritten */
-	*err = unpack_from(kp_rec_payload(rec), rec->len, buf, count, type, &got);
+	*err = unpack_from(kp_rec_payload(rec), kp_rec_len(&peers[w].rx, rec), buf, count, type,
+			   &got);
 	status_fill(st, c, w, rec->tag, got, *err);
 	kp_rec_done(rec);
-	kp_dir_release(&peers[w].rx);
+	kp_dir_release_taken(&peers[w].rx, peers[w].prod_hint);
 	fstats.received++;
 	return true;
 }
@@ -554,8 +596,8 @@ static int recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, 
 
 	if (!fast_on || kp_deferred_recvs())
 		return 0;
-	map_new();
 	if (source != MPI_ANY_SOURCE) {
+		/* its channel alone: peer_map() maps it if the peer opened it */
 		w = c->c2w[source];
 		if (peers[w].state != PEER_MAPPED && !peer_map(w))
 			return 0;
@@ -566,6 +608,7 @@ static int recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, 
 				return 1;
 		}
 	}
+	map_new();
 	if (__atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE))
 		return 0;	/* the kernel may hold an older message of the winner */
 	for (i = 0; i < nactive; i++) {
@@ -820,6 +863,7 @@ static void poll_peer(int w)
 	cons = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);
 	prod = kp_dir_prod(&p->rx);
 	p->seen_prod = prod;
+	p->prod_hint = prod;
 	if (p->scan == prod)
 		return;
 	if (p->broken) {
@@ -956,6 +1000,7 @@ int kp_fast_probe(struct kp_comm *c, int source, int tag, struct kp_req *m, int 
 		  MPI_Status *st)
 {
 	struct kprog_chan_rec *rec;
+	uint32_t len;
 	int i, w, res;
 
 	if (!fast_on || kp_deferred_recvs())
@@ -982,24 +1027,25 @@ int kp_fast_probe(struct kp_comm *c, int source, int tag, struct kp_req *m, int 
 	if (!*found)
 		return 1;
 	if (!m) {
-		status_fill(st, c, w, rec->tag, rec->len, MPI_SUCCESS);
+		status_fill(st, c, w, rec->tag, kp_rec_len(&peers[w].rx, rec), MPI_SUCCESS);
 		return 1;
 	}
 	/* Mprobe: the message leaves the channel into the message handle. */
 	if (!kp_rec_take(rec))
 		return 0;
-	m->tmp = malloc(rec->len ? rec->len : 1);
+	len = kp_rec_len(&peers[w].rx, rec);
+	m->tmp = malloc(len ? len : 1);
 	if (!m->tmp) {
 		kp_logf("out of memory for a probed message");
 		abort();
 	}
-	memcpy(m->tmp, kp_rec_payload(rec), rec->len);
-	m->tmp_bytes = rec->len;
+	memcpy(m->tmp, kp_rec_payload(rec), len);
+	m->tmp_bytes = len;
 	m->umsg = true;
-	status_fill(&m->status, c, w, rec->tag, rec->len, MPI_SUCCESS);
-	status_fill(st, c, w, rec->tag, rec->len, MPI_SUCCESS);
+	status_fill(&m->status, c, w, rec->tag, len, MPI_SUCCESS);
+	status_fill(st, c, w, rec->tag, len, MPI_SUCCESS);
 	kp_rec_done(rec);
-	kp_dir_release(&peers[w].rx);
+	kp_dir_release_taken(&peers[w].rx, peers[w].prod_hint);
 	fstats.received++;
 	return 1;
 }

@@ -170,6 +170,92 @@ static void test_records(void)
 	free(r.mem);
 }
 
+/* Take the n-th record from cons and release as the shim does after a take. */
+static uint64_t take_release(struct region *r, int n)
+{
+	struct kprog_chan_rec *rec = nth(r, n, NULL);
+
+	if (!rec || !kp_rec_take(rec))
+		return ~0ull;
+	kp_rec_done(rec);
+	return kp_dir_release_taken(&r->rx, kp_dir_prod(&r->rx));
+}
+
+/* kp_dir_release_taken(): one step in order, a walk otherwise, same result. */
+static void test_release_taken(void)
+{
+	struct region r;
+	struct kprog_chan_rec *rec;
+	uint64_t size;
+	int i;
+
+	region_init(&r, 1024);
+	for (i = 0; i < 4; i++)
+		put(&r, 8, i);
+	EXPECT(take_release(&r, 0) == 64, "in order: cons passes the record taken");
+	EXPECT(take_release(&r, 1) == 64, "out of order: cons stays behind the NEW one");
+	EXPECT(take_release(&r, 0) == 3 * 64, "then passes both DONE records (the walk)");
+	EXPECT(take_release(&r, 0) == 4 * 64 && r.rx.h->cons == kp_dir_prod(&r.rx),
+	       "the last one: cons at prod");
+	EXPECT(kp_dir_release_taken(&r.rx, kp_dir_prod(&r.rx)) == 4 * 64,
+	       "nothing to release: cons stays");
+
+	/* a record the kernel holds at cons: cons waits */
+	put(&r, 8, 10);
+	put(&r, 8, 11);
+	nth(&r, 0, NULL)->state = KPROG_REC_KTAKEN;
+	EXPECT(take_release(&r, 1) == 4 * 64, "cons stays behind a KTAKEN record");
+	nth(&r, 0, NULL)->state = KPROG_REC_DONE;
+	EXPECT(kp_dir_release_taken(&r.rx, kp_dir_prod(&r.rx)) == 6 * 64,
+	       "and passes it once DONE");
+
+	/* a pad at the ring's end is passed with the record after it */
+	while (put(&r, 1000, 20))
+		;
+	while ((rec = nth(&r, 0, NULL)) && rec->tag == 20) {
+		uint64_t before = r.rx.h->cons;
+
+		if (take_release(&r, 0) == before)
+			break;
+	}
+	EXPECT(r.rx.h->cons == kp_dir_prod(&r.rx), "every large record released in order");
+	EXPECT(put(&r, 1000, 21), "a record after the pad");
+	EXPECT(take_release(&r, 0) == kp_dir_prod(&r.rx), "pad and record released");
+
+	/* an old prod: the record at cons goes, DONE ones after it wait */
+	put(&r, 8, 40);
+	put(&r, 8, 41);
+	{
+		uint64_t old = r.rx.h->cons + 64;
+
+		rec = nth(&r, 1, NULL);
+		kp_rec_take(rec);
+		kp_rec_done(rec);
+		rec = nth(&r, 0, NULL);
+		kp_rec_take(rec);
+		kp_rec_done(rec);
+		EXPECT(kp_dir_release_taken(&r.rx, old) == old, "an old prod: one record");
+		EXPECT(kp_dir_release(&r.rx) == kp_dir_prod(&r.rx), "the next release takes the rest");
+	}
+
+	/* garbage from the peer: a wrong length stops the step, cons stays */
+	put(&r, 8, 30);
+	rec = nth(&r, 0, NULL);
+	kp_rec_take(rec);
+	kp_rec_done(rec);
+	rec->len = 5000;
+	size = r.rx.h->cons;
+	EXPECT(kp_dir_release_taken(&r.rx, kp_dir_prod(&r.rx)) == size,
+	       "a malformed record at cons is not passed");
+	EXPECT(kp_rec_len(&r.rx, rec) <= 1024, "its length clamps to max_msg (%u)",
+	       kp_rec_len(&r.rx, rec));
+	rec->len = 1024;
+	r.rx.max_msg = 4096;
+	EXPECT((const unsigned char *)kp_rec_payload(rec) + kp_rec_len(&r.rx, rec) <=
+	       r.rx.ring + RING, "and to the ring's end");
+	free(r.mem);
+}
+
 static void test_spin(void)
 {
 	struct kp_spin s;
@@ -307,6 +393,7 @@ static void test_clock(void)
 int main(void)
 {
 	test_records();
+	test_release_taken();
 	test_spin();
 	test_clock();
 	return EXPECT_SUMMARY();
