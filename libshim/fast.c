@@ -199,17 +199,33 @@ static void chan_drain(int w)
 /* ---- payload <-> buffer ---- */
 
 /*
- * memcpy() with no call for up to 16 bytes (two overlapping loads and
- * stores), the payloads a message rate is made of; the library's memcpy
- * costs its call and size dispatch on every such message.
+ * memcpy() with no call for up to 64 bytes (two overlapping loads and
+ * stores of the largest power of two below n), the payloads a message rate
+ * is made of; the library's memcpy costs its call and size dispatch on
+ * every such message, and in the emulated VM its AVX code costs more
+ * still (32-byte messages: 750 against 600 ns per message received).
  */
 static inline void copy_payload(void *dst, const void *src, size_t n)
 {
 	unsigned char *d = dst;
 	const unsigned char *s = src;
 
-	if (n > 16) {
+	if (n > 64) {
 		memcpy(d, s, n);
+	} else if (n > 32) {
+		struct { uint64_t q[4]; } a, b;
+
+		memcpy(&a, s, 32);
+		memcpy(&b, s + n - 32, 32);
+		memcpy(d, &a, 32);
+		memcpy(d + n - 32, &b, 32);
+	} else if (n > 16) {
+		struct { uint64_t q[2]; } a, b;
+
+		memcpy(&a, s, 16);
+		memcpy(&b, s + n - 16, 16);
+		memcpy(d, &a, 16);
+		memcpy(d + n - 16, &b, 16);
 	} else if (n >= 8) {
 		uint64_t a, b;
 
