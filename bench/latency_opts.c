@@ -81,6 +81,10 @@ void lat_usage(FILE *f, const char *prog)
 "  --np-warmup N        npscale: warm-up round trips per pair (default 100)\n"
 "  --np-batches B       npscale: batches per pair (default 20)\n"
 "  --concurrent         npscale: also every pair at once\n"
+"  --waitprof-ab        pingpong under the shim with KPROG_WAITPROF set: its\n"
+"                       batches alternate the profiler off and on in the same\n"
+"                       processes; one row per size with both and the cost\n"
+"                       per profiled MPI_Recv (bench/run-waitprof)\n"
 "  --window W           msgrate: messages per window (default 64)\n"
 "  --loops L            msgrate: windows per repetition (default 20)\n"
 "  --reps R             msgrate: timed repetitions per size (default 11)\n"
@@ -192,6 +196,10 @@ int lat_parse_opts(int argc, char **argv, struct lat_opts *o, char *err, size_t 
 		}
 		if (!strcmp(a, "--concurrent")) {
 			o->concurrent = 1;
+			continue;
+		}
+		if (!strcmp(a, "--waitprof-ab")) {
+			o->waitprof_ab = 1;
 			continue;
 		}
 		eq = strchr(a, '=');

@@ -22,6 +22,8 @@ struct lat_opts {
 	/* npscale: round trips per pair */
 	int np_iters, np_warmup, np_batches;
 	int concurrent;			/* npscale: also every pair at once */
+	/* pingpong: batches with the shim's wait-state profiler off and on in turn */
+	int waitprof_ab;
 	/* msgrate */
 	int window, loops, reps, mr_warmup, ack;
 	double time_limit;		/* seconds per point (per pair); 0 none */

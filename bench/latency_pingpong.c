@@ -6,11 +6,24 @@
  * np-rank job, one at a time or all at once, the others parked in
  * MPI_Recv of a token from rank 0). See latency.h.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "latency.h"
+
+/*
+ * --waitprof-ab: the shim's switch of its wait-state profiler, for this
+ * benchmark only (libshim/waitprof.c); NULL when the shim is not loaded.
+ */
+static int (*wp_set)(int on);
+
+static void waitprof_set(int on)
+{
+	if (wp_set)
+		wp_set(on);
+}
 
 /* ---- ping-pong between this rank and @peer; @lead times ---- */
 
@@ -77,6 +90,11 @@ static int pp_point(int peer, int lead, size_t n, int warmup, int iters, int bat
 	bad += pp_rounds(peer, lead, n, warmup, &seq);
 	if (lead) {
 		while (done < nb) {
+			/* --waitprof-ab: even batches off, odd on (go 1 / 2 tells the peer) */
+			if (opt.waitprof_ab) {
+				go = 1 + (done & 1);
+				waitprof_set(go == 2);
+			}
 			MPI_Send(&go, 1, MPI_INT, peer, TAG_GO, MPI_COMM_WORLD);
 			MPI_Recv(NULL, 0, MPI_BYTE, peer, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			t0 = now_s();
@@ -95,6 +113,8 @@ static int pp_point(int peer, int lead, size_t n, int warmup, int iters, int bat
 			MPI_Recv(&go, 1, MPI_INT, peer, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			if (!go)
 				break;
+			if (opt.waitprof_ab)
+				waitprof_set(go == 2);
 			MPI_Send(NULL, 0, MPI_BYTE, peer, TAG_READY, MPI_COMM_WORLD);
 			bad += pp_rounds(peer, lead, n, *k, &seq);
 		}
@@ -126,6 +146,31 @@ static void lat_header(void)
 	printf("#   size   pair    median        q1        q3       min       max  batches x K errors\n");
 }
 
+/* --waitprof-ab: lat[] alternates off (even) and on (odd) batches */
+static void print_waitprof_ab(size_t n, int nb, int k, long err)
+{
+	double *v = malloc(sizeof(double) * (nb + 1)), *d = malloc(sizeof(double) * (nb + 1));
+	struct lat_stat off, on, diff;
+	int i, m = 0, p = 0;
+
+	for (i = 0; i < nb; i += 2)
+		v[m++] = lat[i];
+	off = lat_stat_of(v, m);
+	for (i = 1, m = 0; i < nb; i += 2)
+		v[m++] = lat[i];
+	on = lat_stat_of(v, m);
+	/* each on batch against the off batch just before it: drift cancels */
+	for (i = 1; i < nb; i += 2)
+		d[p++] = (lat[i] - lat[i - 1]) * 1000;
+	diff = lat_stat_of(d, p);
+	printf("%8zu %9.3f %9.3f %9.3f %9.3f %7.3f %8.0f %8.0f [%6.0f..%6.0f] %3d x %-5d %6ld%s\n", n,
+	       off.med, off.q1, on.med, on.q1, on.med / off.med, (on.med - off.med) * 1000, diff.med,
+	       diff.q1, diff.q3, p, k, err, err ? "  DATA ERROR" : "");
+	fflush(stdout);
+	free(v);
+	free(d);
+}
+
 /* ---- modes ---- */
 
 void run_pingpong(void)
@@ -133,6 +178,14 @@ void run_pingpong(void)
 	int i, k, nb;
 	long err = 0;
 
+	if (opt.waitprof_ab) {
+		*(void **)&wp_set = dlsym(RTLD_DEFAULT, "kprog_waitprof_bench_set");
+		if (!wp_set || wp_set(1) < 0) {
+			if (me == 0)
+				fprintf(stderr, "latency: --waitprof-ab needs the shim (LD_PRELOAD=libkprog.so) with KPROG_WAITPROF=1\n");
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+	}
 	if (me >= 2) {
 		wait_done();
 		return;
@@ -141,7 +194,14 @@ void run_pingpong(void)
 		printf("\n# pingpong: ranks 0 and 1, MPI_Send/MPI_Recv; one-way latency in us = batch time / 2K; statistics over the batches\n");
 		if (nprocs > 2)
 			printf("# the other %d ranks wait in MPI_Recv meanwhile\n", nprocs - 2);
-		lat_header();
+		if (opt.waitprof_ab) {
+			printf("# --waitprof-ab: batches alternate the wait-state profiler off and on in these processes;\n");
+			printf("# one-way latency (us) of each kind; per_call: ns per profiled MPI_Recv (one per trip),\n");
+			printf("# from the medians and as the median [q1..q3] of each on batch minus the off batch before it\n");
+			printf("#   size    off_med    off_q1     on_med     on_q1  on/off per_call  pair_med [    q1..    q3] pairs x K errors\n");
+		} else {
+			lat_header();
+		}
 	}
 	for (i = 0; i < opt.n_pp; i++) {
 		size_t n = opt.pp_sizes[i];
@@ -149,7 +209,9 @@ void run_pingpong(void)
 
 		nb = pp_point(1 - me, me == 0, n, large ? opt.warmup_large : opt.warmup,
 			      large ? opt.iters_large : opt.iters, opt.batches, &k, &err);
-		if (me == 0) {
+		if (me == 0 && opt.waitprof_ab) {
+			print_waitprof_ab(n, nb, k, err);
+		} else if (me == 0) {
 			struct lat_row r;
 
 			row_init(&r, "pingpong", "0-1", n, "us");

@@ -154,6 +154,9 @@ static void test_opts(void)
 	       o.ack == 0 && o.concurrent && NEAR(o.time_limit, 2.5) && !strcmp(o.csv, "x.csv") &&
 	       !strcmp(o.label, "kprog"), "msgrate and output options");
 
+	EXPECT(parse(&o, err, "pingpong", NULL) == 0 && !o.waitprof_ab, "no profiler A/B by default");
+	EXPECT(parse(&o, err, "pingpong", "--waitprof-ab", NULL) == 0 && o.waitprof_ab,
+	       "--waitprof-ab");
 	EXPECT(parse(&o, err, "--iters", "0", NULL) == -1 && strstr(err, "--iters"), "iters 0: %s", err);
 	EXPECT(parse(&o, err, "--iters", "12x", NULL) == -1, "iters junk");
 	EXPECT(parse(&o, err, "--window", "1025", NULL) == -1, "window above 1024");

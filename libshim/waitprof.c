@@ -42,6 +42,7 @@ struct kp_wp_call {
 };
 
 bool kp_wp_on;
+static bool wp_started;	/* KPROG_WAITPROF: the report is written at finalize */
 struct kp_wp_call *kp_wp_cur;
 uint64_t kp_wp_t0, kp_wp_t1;
 static struct kp_wp_table tab;
@@ -80,6 +81,32 @@ void kp_wp_init(void)
 		out_prefix = "kprog-waitprof";
 	t_init = kp_now_ns();
 	kp_wp_on = true;
+	wp_started = true;
+}
+
+/**
+ * kprog_waitprof_bench_set() - pause or resume a started profiler
+ * @on: 0 pauses, else resumes
+ *
+ * For bench/latency --waitprof-ab only, which finds it with dlsym(): it
+ * measures the profiler's cost in one run, batches with it off and on in
+ * turn in the same processes, since separate runs differ by more than
+ * that cost. Called between MPI calls, on both ranks of a pair for the
+ * same batch. Not part of the shim's interface.
+ *
+ * Return: 0, or -1 when KPROG_WAITPROF did not start the profiler.
+ */
+__attribute__((visibility("default"))) int kprog_waitprof_bench_set(int on)
+{
+#ifdef KP_NO_WAITPROF
+	(void)on;
+	return -1;
+#else
+	if (!wp_started || kp_wp_cur)
+		return -1;
+	kp_wp_on = on != 0;
+	return 0;
+#endif
 }
 
 static inline void enter(struct kp_wp_call *w, int fn, void *site)
@@ -446,7 +473,7 @@ void kp_wp_finalize(void)
 	char *path = NULL;
 	FILE *f;
 
-	if (!wp_on())
+	if (!wp_started)
 		return;
 	kp_wp_on = false;	/* the reductions below are not profiled */
 	runtime = (kp_now_ns() - t_init) * 1e-9;
