@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <linux/kprog.h>
 
 /* One direction of a mapped channel as one endpoint sees it. */
@@ -111,6 +112,48 @@ static inline uint32_t kp_rec_len(const struct kp_dir *d, const struct kprog_cha
 	if (len > d->max_msg)
 		len = d->max_msg;
 	return len > left ? (uint32_t)left : len;
+}
+
+/*
+ * memcpy() with no call for up to 64 bytes (two overlapping loads and
+ * stores of the largest power of two below n), the payloads a message rate
+ * is made of; the library's memcpy costs its call and size dispatch on
+ * every such message, and in the emulated VM its AVX code costs more
+ * still (32-byte messages: 750 against 600 ns per message received).
+ */
+struct kp_w16 { uint64_t q[2]; };
+struct kp_w32 { uint64_t q[4]; };
+
+/* n bytes with sizeof(T) <= n <= 2 * sizeof(T): a move of the first and of the last sizeof(T) */
+#define COPY_ENDS(d, s, n, T) do {					\
+	T a_, b_;							\
+									\
+	memcpy(&a_, (s), sizeof(T));					\
+	memcpy(&b_, (s) + (n) - sizeof(T), sizeof(T));			\
+	memcpy((d), &a_, sizeof(T));					\
+	memcpy((d) + (n) - sizeof(T), &b_, sizeof(T));			\
+} while (0)
+
+static inline void kp_copy_payload(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	if (n > 64)
+		memcpy(d, s, n);
+	else if (n > 32)
+		COPY_ENDS(d, s, n, struct kp_w32);
+	else if (n > 16)
+		COPY_ENDS(d, s, n, struct kp_w16);
+	else if (n >= 8)
+		COPY_ENDS(d, s, n, uint64_t);
+	else if (n >= 4)
+		COPY_ENDS(d, s, n, uint32_t);
+	else if (n) {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
+	}
 }
 
 /* Advance cons past DONE and PAD records; returns the new cons. */

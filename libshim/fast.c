@@ -198,62 +198,13 @@ static void chan_drain(int w)
 
 /* ---- payload <-> buffer ---- */
 
-/*
- * memcpy() with no call for up to 64 bytes (two overlapping loads and
- * stores of the largest power of two below n), the payloads a message rate
- * is made of; the library's memcpy costs its call and size dispatch on
- * every such message, and in the emulated VM its AVX code costs more
- * still (32-byte messages: 750 against 600 ns per message received).
- */
-static inline void copy_payload(void *dst, const void *src, size_t n)
-{
-	unsigned char *d = dst;
-	const unsigned char *s = src;
-
-	if (n > 64) {
-		memcpy(d, s, n);
-	} else if (n > 32) {
-		struct { uint64_t q[4]; } a, b;
-
-		memcpy(&a, s, 32);
-		memcpy(&b, s + n - 32, 32);
-		memcpy(d, &a, 32);
-		memcpy(d + n - 32, &b, 32);
-	} else if (n > 16) {
-		struct { uint64_t q[2]; } a, b;
-
-		memcpy(&a, s, 16);
-		memcpy(&b, s + n - 16, 16);
-		memcpy(d, &a, 16);
-		memcpy(d + n - 16, &b, 16);
-	} else if (n >= 8) {
-		uint64_t a, b;
-
-		memcpy(&a, s, 8);
-		memcpy(&b, s + n - 8, 8);
-		memcpy(d, &a, 8);
-		memcpy(d + n - 8, &b, 8);
-	} else if (n >= 4) {
-		uint32_t a, b;
-
-		memcpy(&a, s, 4);
-		memcpy(&b, s + n - 4, 4);
-		memcpy(d, &a, 4);
-		memcpy(d + n - 4, &b, 4);
-	} else if (n) {
-		d[0] = s[0];
-		d[n / 2] = s[n / 2];
-		d[n - 1] = s[n - 1];
-	}
-}
-
 static size_t pack_into(void *dst, const void *buf, int count, MPI_Datatype type,
 			const struct kp_layout *l, size_t bytes)
 {
 	if (!bytes)
 		return 0;
 	if (l->flat && l->nseg == 1 && (count == 1 || l->segs[0].len == l->extent))
-		copy_payload(dst, (const char *)buf + l->segs[0].off, bytes);
+		kp_copy_payload(dst, (const char *)buf + l->segs[0].off, bytes);
 	else if (l->flat)
 		kp_gather(l, buf, count, dst, bytes);
 	else
@@ -278,7 +229,7 @@ static int unpack_from(const void *src, size_t len, void *buf, int count, MPI_Da
 	if (q->block) {
 		cap = (size_t)q->size * (size_t)count;
 		n = len < cap ? len : cap;
-		copy_payload((char *)buf + q->off, src, n);
+		kp_copy_payload((char *)buf + q->off, src, n);
 		*got = n;
 		return len > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
 	}

@@ -256,6 +256,26 @@ static void test_release_taken(void)
 	free(r.mem);
 }
 
+/* kp_copy_payload(): every length up to past its inline range, any alignment, nothing outside */
+static void test_copy(void)
+{
+	unsigned char src[160], dst[160], ref[160];
+	int bad = 0, off, i;
+	size_t n;
+
+	for (off = 0; off < 8; off++)
+		for (n = 0; n <= 100; n++) {
+			for (i = 0; i < 160; i++) {
+				src[i] = (unsigned char)(i * 7 + n + off);
+				dst[i] = ref[i] = 0xa5;
+			}
+			kp_copy_payload(dst + off, src + 3, n);
+			memcpy(ref + off, src + 3, n);
+			bad += memcmp(dst, ref, sizeof(dst)) != 0;
+		}
+	EXPECT(!bad, "inline copy equals memcpy for 0..100 bytes at 8 alignments (%d differ)", bad);
+}
+
 static void test_spin(void)
 {
 	struct kp_spin s;
@@ -394,6 +414,7 @@ int main(void)
 {
 	test_records();
 	test_release_taken();
+	test_copy();
 	test_spin();
 	test_clock();
 	return EXPECT_SUMMARY();
