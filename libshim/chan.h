@@ -114,18 +114,11 @@ static inline uint32_t kp_rec_len(const struct kp_dir *d, const struct kprog_cha
 	return len > left ? (uint32_t)left : len;
 }
 
-/*
- * memcpy() with no call for up to 64 bytes (two overlapping loads and
- * stores of the largest power of two below n), the payloads a message rate
- * is made of; the library's memcpy costs its call and size dispatch on
- * every such message, and in the emulated VM its AVX code costs more
- * still (32-byte messages: 750 against 600 ns per message received).
- */
 struct kp_w16 { uint64_t q[2]; };
 struct kp_w32 { uint64_t q[4]; };
 
 /* n bytes with sizeof(T) <= n <= 2 * sizeof(T): a move of the first and of the last sizeof(T) */
-#define COPY_ENDS(d, s, n, T) do {					\
+#define KP_COPY_ENDS(d, s, n, T) do {					\
 	T a_, b_;							\
 									\
 	memcpy(&a_, (s), sizeof(T));					\
@@ -134,6 +127,13 @@ struct kp_w32 { uint64_t q[4]; };
 	memcpy((d) + (n) - sizeof(T), &b_, sizeof(T));			\
 } while (0)
 
+/*
+ * memcpy() with no call for up to 64 bytes (two overlapping loads and
+ * stores of the largest power of two below n), the payloads a message rate
+ * is made of; the library's memcpy costs its call and size dispatch on
+ * every such message, and in the emulated VM its AVX code costs more
+ * still (32-byte messages: 750 against 600 ns per message received).
+ */
 static inline void kp_copy_payload(void *dst, const void *src, size_t n)
 {
 	unsigned char *d = dst;
@@ -142,13 +142,13 @@ static inline void kp_copy_payload(void *dst, const void *src, size_t n)
 	if (n > 64)
 		memcpy(d, s, n);
 	else if (n > 32)
-		COPY_ENDS(d, s, n, struct kp_w32);
+		KP_COPY_ENDS(d, s, n, struct kp_w32);
 	else if (n > 16)
-		COPY_ENDS(d, s, n, struct kp_w16);
+		KP_COPY_ENDS(d, s, n, struct kp_w16);
 	else if (n >= 8)
-		COPY_ENDS(d, s, n, uint64_t);
+		KP_COPY_ENDS(d, s, n, uint64_t);
 	else if (n >= 4)
-		COPY_ENDS(d, s, n, uint32_t);
+		KP_COPY_ENDS(d, s, n, uint32_t);
 	else if (n) {
 		d[0] = s[0];
 		d[n / 2] = s[n / 2];
