@@ -24,6 +24,13 @@
 extern "C" {
 #endif
 
+/* Exported from libkprog.so, which hides its internals (-fvisibility=hidden). */
+#if defined(__GNUC__)
+#define MPI_M_EXPORT __attribute__((visibility("default")))
+#else
+#define MPI_M_EXPORT
+#endif
+
 /* Opaque session identifier (an index; MPI_M_ALL_MSID names them all). */
 typedef int MPI_M_msid;
 
@@ -51,22 +58,22 @@ typedef int MPI_M_msid;
 /* Sessions that may exist at once (started and not yet freed). */
 #define MPI_M_MAX_SESSIONS	256
 
-int MPI_M_init(void);
-int MPI_M_finalize(void);
-int MPI_M_start(MPI_Comm comm, MPI_M_msid *msid);
-int MPI_M_suspend(MPI_M_msid msid);
-int MPI_M_continue(MPI_M_msid msid);
-int MPI_M_reset(MPI_M_msid msid);
-int MPI_M_free(MPI_M_msid msid);
-int MPI_M_get_info(MPI_M_msid msid, int *provided, int *array_size);
-int MPI_M_get_data(MPI_M_msid msid, unsigned long *msg_counts, unsigned long *msg_sizes,
+MPI_M_EXPORT int MPI_M_init(void);
+MPI_M_EXPORT int MPI_M_finalize(void);
+MPI_M_EXPORT int MPI_M_start(MPI_Comm comm, MPI_M_msid *msid);
+MPI_M_EXPORT int MPI_M_suspend(MPI_M_msid msid);
+MPI_M_EXPORT int MPI_M_continue(MPI_M_msid msid);
+MPI_M_EXPORT int MPI_M_reset(MPI_M_msid msid);
+MPI_M_EXPORT int MPI_M_free(MPI_M_msid msid);
+MPI_M_EXPORT int MPI_M_get_info(MPI_M_msid msid, int *provided, int *array_size);
+MPI_M_EXPORT int MPI_M_get_data(MPI_M_msid msid, unsigned long *msg_counts, unsigned long *msg_sizes,
 		   int flags);
-int MPI_M_allgather_data(MPI_M_msid msid, unsigned long *matrix_counts,
+MPI_M_EXPORT int MPI_M_allgather_data(MPI_M_msid msid, unsigned long *matrix_counts,
 			 unsigned long *matrix_sizes, int flags);
-int MPI_M_rootgather_data(MPI_M_msid msid, int root, unsigned long *matrix_counts,
+MPI_M_EXPORT int MPI_M_rootgather_data(MPI_M_msid msid, int root, unsigned long *matrix_counts,
 			  unsigned long *matrix_sizes, int flags);
-int MPI_M_flush(MPI_M_msid msid, char *filename, int flags);
-int MPI_M_rootflush(MPI_M_msid msid, int root, char *filename, int flags);
+MPI_M_EXPORT int MPI_M_flush(MPI_M_msid msid, char *filename, int flags);
+MPI_M_EXPORT int MPI_M_rootflush(MPI_M_msid msid, int root, char *filename, int flags);
 
 #ifdef __cplusplus
 }

@@ -54,7 +54,8 @@ _Static_assert(sizeof(MPI_Status) % sizeof(MPI_Fint) == 0, "MPI_STATUS_SIZE");
 #define F_SMALL 16		/* arrays up to this size need no malloc */
 
 /* Every Fortran name Open MPI 4.1 exports for a call. */
-#define FALIAS(name, impl) extern __typeof__(impl) name __attribute__((alias(#impl)));
+#define FALIAS(name, impl)							\
+	extern __typeof__(impl) name __attribute__((alias(#impl), visibility("default")));
 #define FORTRAN(lc, UC, Mc, impl)						\
 	FALIAS(mpi_##lc, impl) FALIAS(mpi_##lc##_, impl) FALIAS(mpi_##lc##__, impl)	\
 	FALIAS(MPI_##UC, impl) FALIAS(MPI_##Mc##_f, impl) FALIAS(MPI_##Mc##_f08, impl)	\

@@ -14,6 +14,9 @@
 #include <mpi.h>
 #include "../include/MPI_Monitoring.h"
 
+/* Everything below is Fortran's interface: exported (the shim hides the rest). */
+#pragma GCC visibility push(default)
+
 int64_t kp_mpi_m_data_ignore[1];
 int kp_mpi_m_int_ignore[1];
 
@@ -114,3 +117,5 @@ void mpi_m_rootflush_(int *msid, int *root, char *filename, int *flags, int *ier
 	*ierr = f ? MPI_M_rootflush(*msid, *root, f, *flags) : MPI_M_INTERNAL_FAIL;
 	free(f);
 }
+
+#pragma GCC visibility pop
