@@ -37,14 +37,18 @@ struct kp_wp_call {
 	int fn;
 	uint64_t site;
 	uint64_t t0;		/* ticks */
-	uint64_t ls_n;		/* receives of this call the kernel timed */
-	uint64_t ls_ns;		/* their Late Sender time */
 };
 
 bool kp_wp_on;
 static bool wp_started;	/* KPROG_WAITPROF: the report is written at finalize */
+/*
+ * The outermost profiled call in progress. Its receives' kernel times
+ * add up in kp_wp_ls_n/ns: a nested profiled call (an MPI_Wait inside a
+ * profiled collective's implementation) leaves them to the outer one.
+ */
 struct kp_wp_call *kp_wp_cur;
 uint64_t kp_wp_t0, kp_wp_t1;
+uint64_t kp_wp_ls_n, kp_wp_ls_ns;
 static struct kp_wp_table tab;
 
 static inline bool wp_on(void)
@@ -109,49 +113,55 @@ __attribute__((visibility("default"))) int kprog_waitprof_bench_set(int on)
 #endif
 }
 
-static inline void enter(struct kp_wp_call *w, int fn, void *site)
+/*
+ * enter() and leave() are forced inline: a profiled 8-byte MPI_Recv
+ * costs about a microsecond in the test VM, and a call and return
+ * there are two translation-block lookups of the emulator.
+ */
+static inline __attribute__((always_inline)) void enter(struct kp_wp_call *w, int fn, void *site)
 {
 	w->fn = fn;
 	w->site = (uintptr_t)site;
-	w->ls_n = w->ls_ns = 0;
 	w->t0 = kp_ticks();
 	/* An outer profiled call keeps the kernel's times of nested ones. */
 	if (!kp_wp_cur) {
 		kp_wp_cur = w;
 		kp_wp_t0 = w->t0;
 		kp_wp_t1 = 0;
+		kp_wp_ls_n = 0;
+		kp_wp_ls_ns = 0;
 	}
 }
 
-static inline void leave(struct kp_wp_call *w, uint64_t bytes)
+/* The rest of leave(): a call site or size class other than last time's. */
+static struct kp_wp_cell *record(const struct kp_wp_call *w, uint64_t bytes, uint64_t d)
 {
+	struct kp_wp_cell *c = kp_wp_record(&tab, w->fn, w->site, bytes, (double)d);
+
+	last[w->fn] = c;
+	return c;
+}
+
+static inline __attribute__((always_inline)) void leave(struct kp_wp_call *w, uint64_t bytes)
+{
+	bool outer = kp_wp_cur == w;
 	/* a receive the channel spin completed: its clock read is the end */
-	uint64_t end = kp_wp_cur == w && w->fn == KP_WP_RECV && kp_wp_t1 ? kp_wp_t1 : kp_ticks();
+	uint64_t end = outer && w->fn == KP_WP_RECV && kp_wp_t1 ? kp_wp_t1 : kp_ticks();
 	uint64_t d = end - w->t0;	/* in ticks until the report */
 	struct kp_wp_cell *c = last[w->fn];
 
 	/* the common case: the same call site and size class as last time */
-	if (c && c->site == w->site && c->cls == kp_wp_class(bytes)) {
+	if (__builtin_expect(c && c->site == w->site && c->cls == kp_wp_class(bytes), 1))
 		kp_wp_add(c, d);
-	} else {
-		c = kp_wp_record(&tab, w->fn, w->site, bytes, (double)d);
-		last[w->fn] = c;
-	}
-
-	if (kp_wp_cur == w)
-		kp_wp_cur = NULL;
-	if (c && w->ls_n) {
-		c->ls_n += w->ls_n;
-		c->ls_ns += w->ls_ns;	/* seconds at kp_wp_fold() */
-	}
-}
-
-void kp_wp_late(uint64_t late_ns)
-{
-	if (!kp_wp_cur)
+	else
+		c = record(w, bytes, d);
+	if (!outer)
 		return;
-	kp_wp_cur->ls_n++;
-	kp_wp_cur->ls_ns += late_ns;
+	kp_wp_cur = NULL;
+	if (c && kp_wp_ls_n) {
+		c->ls_n += kp_wp_ls_n;
+		c->ls_ns += kp_wp_ls_ns;	/* seconds at kp_wp_fold() */
+	}
 }
 
 void kp_wp_req_done(const struct kp_req *r)

@@ -21,13 +21,6 @@ const char *kp_wp_fn_name(int fn)
 	return fn >= 0 && fn < KP_WP_NFN ? names[fn] : "?";
 }
 
-int kp_wp_class(uint64_t bytes)
-{
-	int c = bytes ? 64 - __builtin_clzll(bytes) : 0;	/* bit length */
-
-	return c < KP_WP_NCLASS ? c : KP_WP_NCLASS - 1;
-}
-
 int kp_wp_table_init(struct kp_wp_table *t, unsigned int cap)
 {
 	t->cap = cap;

@@ -23,7 +23,13 @@ enum kp_wp_fn {
 #define KP_WP_NCLASS 48		/* class 0: 0 bytes; c >= 1: [2^(c-1), 2^c) */
 
 const char *kp_wp_fn_name(int fn);
-int kp_wp_class(uint64_t bytes);
+/* Size class of a message of bytes (inline: the profiled calls' hot path). */
+static inline int kp_wp_class(uint64_t bytes)
+{
+	int c = bytes ? 64 - __builtin_clzll(bytes) : 0;	/* bit length */
+
+	return c < KP_WP_NCLASS ? c : KP_WP_NCLASS - 1;
+}
 
 struct kp_wp_cell {
 	uint64_t site;		/* call site (return address), 0 = slot of an overflow */
