@@ -238,7 +238,7 @@ static int unpack_from(const void *src, size_t len, void *buf, int count, MPI_Da
 	n = len < cap ? len : cap;
 	if (n) {
 		if (l->flat && l->nseg == 1 && (count == 1 || l->segs[0].len == l->extent))
-			memcpy((char *)buf + l->segs[0].off, src, n);
+			kp_copy_payload((char *)buf + l->segs[0].off, src, n);
 		else if (l->flat)
 			kp_scatter(l, buf, count, src, n);
 		else

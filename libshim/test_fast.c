@@ -259,13 +259,14 @@ static void test_release_taken(void)
 /* kp_copy_payload(): every length up to past its inline range, any alignment, nothing outside */
 static void test_copy(void)
 {
-	unsigned char src[160], dst[160], ref[160];
+	enum { LEN = KP_COPY_INLINE_MAX + 100 };
+	static unsigned char src[LEN + 40], dst[LEN + 40], ref[LEN + 40];
 	int bad = 0, off, i;
 	size_t n;
 
 	for (off = 0; off < 8; off++)
-		for (n = 0; n <= 100; n++) {
-			for (i = 0; i < 160; i++) {
+		for (n = 0; n <= LEN; n++) {
+			for (i = 0; i < LEN + 40; i++) {
 				src[i] = (unsigned char)(i * 7 + n + off);
 				dst[i] = ref[i] = 0xa5;
 			}
@@ -273,7 +274,7 @@ static void test_copy(void)
 			memcpy(ref + off, src + 3, n);
 			bad += memcmp(dst, ref, sizeof(dst)) != 0;
 		}
-	EXPECT(!bad, "inline copy equals memcpy for 0..100 bytes at 8 alignments (%d differ)", bad);
+	EXPECT(!bad, "inline copy equals memcpy for 0..%d bytes at 8 alignments (%d differ)", LEN, bad);
 }
 
 static void test_spin(void)
