@@ -18,6 +18,16 @@
  * benchmark only (libshim/waitprof.c); NULL when the shim is not loaded.
  */
 static int (*wp_set)(int on);
+/*
+ * --waitprof-ab: the lead's MPI_Recv calls, timed in every 16th round trip
+ * (two clock reads there only, in off and on batches alike): the mean
+ * duration of a profiled call of each batch, to which the profiler's cost
+ * per call is compared.
+ */
+#define RECV_SAMPLE 16
+static double *recv_us;
+static double recv_sum;
+static long recv_n;
 
 static void waitprof_set(int on)
 {
@@ -58,6 +68,16 @@ static long pp_rounds(int peer, int lead, size_t n, int k, uint32_t *seq)
 		if (lead) {
 			stamp(sbuf, n, *seq);
 			MPI_Send(sbuf, (int)n, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD);
+			if (recv_us && i % RECV_SAMPLE == 0) {
+				double t = now_s();
+
+				MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, TAG_PONG, MPI_COMM_WORLD,
+					 MPI_STATUS_IGNORE);
+				recv_sum += now_s() - t;
+				recv_n++;
+				bad += stamp_bad(rbuf, n, *seq);
+				continue;
+			}
 			MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, TAG_PONG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		} else {
 			MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -97,9 +117,13 @@ static int pp_point(int peer, int lead, size_t n, int warmup, int iters, int bat
 			}
 			MPI_Send(&go, 1, MPI_INT, peer, TAG_GO, MPI_COMM_WORLD);
 			MPI_Recv(NULL, 0, MPI_BYTE, peer, TAG_READY, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			recv_sum = 0;
+			recv_n = 0;
 			t0 = now_s();
 			bad += pp_rounds(peer, lead, n, *k, &seq);
 			t1 = now_s();
+			if (recv_us)
+				recv_us[done] = recv_n ? recv_sum * 1e6 / (double)recv_n : 0;
 			if (!done)
 				start = t0;
 			lat[done++] = (t1 - t0) * 1e6 / (2.0 * *k);
@@ -150,7 +174,7 @@ static void lat_header(void)
 static void print_waitprof_ab(size_t n, int nb, int k, long err)
 {
 	double *v = malloc(sizeof(double) * (nb + 1)), *d = malloc(sizeof(double) * (nb + 1));
-	struct lat_stat off, on, diff;
+	struct lat_stat off, on, diff, recv_off;
 	int i, m = 0, p = 0;
 
 	for (i = 0; i < nb; i += 2)
@@ -163,9 +187,14 @@ static void print_waitprof_ab(size_t n, int nb, int k, long err)
 	for (i = 1; i < nb; i += 2)
 		d[p++] = (lat[i] - lat[i - 1]) * 1000;
 	diff = lat_stat_of(d, p);
-	printf("%8zu %9.3f %9.3f %9.3f %9.3f %7.3f %8.0f %8.0f [%6.0f..%6.0f] %3d x %-5d %6ld%s\n", n,
-	       off.med, off.q1, on.med, on.q1, on.med / off.med, (on.med - off.med) * 1000, diff.med,
-	       diff.q1, diff.q3, p, k, err, err ? "  DATA ERROR" : "");
+	for (i = 0, m = 0; i < nb; i += 2)
+		v[m++] = recv_us[i];
+	recv_off = lat_stat_of(v, m);
+	printf("%8zu %9.3f %9.3f %9.3f %9.3f %7.3f %8.0f %8.0f [%6.0f..%6.0f] %3d x %-5d %9.3f %8.1f %6ld%s\n",
+	       n, off.med, off.q1, on.med, on.q1, on.med / off.med, (on.med - off.med) * 1000,
+	       diff.med, diff.q1, diff.q3, p, k, recv_off.med,
+	       recv_off.med > 0 ? diff.med / (recv_off.med * 1000) * 100 : 0, err,
+	       err ? "  DATA ERROR" : "");
 	fflush(stdout);
 	free(v);
 	free(d);
@@ -179,6 +208,7 @@ void run_pingpong(void)
 	long err = 0;
 
 	if (opt.waitprof_ab) {
+		recv_us = calloc((size_t)maxb + 1, sizeof(*recv_us));
 		*(void **)&wp_set = dlsym(RTLD_DEFAULT, "kprog_waitprof_bench_set");
 		if (!wp_set || wp_set(1) < 0) {
 			if (me == 0)
@@ -197,8 +227,11 @@ void run_pingpong(void)
 		if (opt.waitprof_ab) {
 			printf("# --waitprof-ab: batches alternate the wait-state profiler off and on in these processes;\n");
 			printf("# one-way latency (us) of each kind; per_call: ns per profiled MPI_Recv (one per trip),\n");
-			printf("# from the medians and as the median [q1..q3] of each on batch minus the off batch before it\n");
-			printf("#   size    off_med    off_q1     on_med     on_q1  on/off per_call  pair_med [    q1..    q3] pairs x K errors\n");
+			printf("# from the medians and as the median [q1..q3] of each on batch minus the off batch before it;\n");
+			printf("# recv_us: rank 0's MPI_Recv call with the profiler off (median over the off batches of the mean of\n");
+			printf("# every %dth call, timed with the clock around it); per_call%%: pair_med over recv_us, the profiler's\n", RECV_SAMPLE);
+			printf("# cost (the receiver's timing and the sender's stamp) per profiled call, against the call's own duration\n");
+			printf("#   size    off_med    off_q1     on_med     on_q1  on/off per_call  pair_med [    q1..    q3] pairs x K     recv_us per_call%% errors\n");
 		} else {
 			lat_header();
 		}
