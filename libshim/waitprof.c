@@ -11,8 +11,9 @@
  * Late Sender time (send post minus receive post, when positive) is added
  * up beside the estimate, per call site and class; for fast-path messages
  * the same from the send time the sender's shim stamps into the record
- * (kprog_chan_rec.send_stamp, fast.c), or exactly 0 when the message was
- * there before the receive.
+ * (kprog_chan_rec.send_stamp, fast.c; KPROG_WAITPROF_STAMP=0 leaves the
+ * stamps out, and with them these messages' exact times), or exactly 0
+ * when the message was there before the receive.
  *
  * At MPI_Finalize: <prefix>.<rank> per process and <prefix>.all (all
  * ranks, per call path) written by world rank 0, prefix
@@ -40,6 +41,8 @@ struct kp_wp_call {
 };
 
 bool kp_wp_on;
+bool kp_wp_stamp;
+static bool stamp_wanted;	/* KPROG_WAITPROF_STAMP is not 0 */
 static bool wp_started;	/* KPROG_WAITPROF: the report is written at finalize */
 /*
  * The outermost profiled call in progress. Its receives' kernel times
@@ -84,7 +87,17 @@ void kp_wp_init(void)
 	if (!out_prefix || !*out_prefix)
 		out_prefix = "kprog-waitprof";
 	t_init = kp_now_ns();
+	/*
+	 * KPROG_WAITPROF_STAMP=0: fast-path sends carry no send time, so
+	 * their receives have no exact Late Sender (kernel-path messages and
+	 * messages there before the receive still do); the sender's clock
+	 * read was most of what the profiler cost an 8-byte trip in the
+	 * test VM (README, "What the features cost").
+	 */
+	s = getenv("KPROG_WAITPROF_STAMP");
+	stamp_wanted = !s || strcmp(s, "0");
 	kp_wp_on = true;
+	kp_wp_stamp = stamp_wanted;
 	wp_started = true;
 }
 
@@ -109,6 +122,7 @@ __attribute__((visibility("default"))) int kprog_waitprof_bench_set(int on)
 	if (!wp_started || kp_wp_cur)
 		return -1;
 	kp_wp_on = on != 0;
+	kp_wp_stamp = kp_wp_on && stamp_wanted;
 	return 0;
 #endif
 }
@@ -489,6 +503,7 @@ void kp_wp_finalize(void)
 	if (!wp_started)
 		return;
 	kp_wp_on = false;	/* the reductions below are not profiled */
+	kp_wp_stamp = false;
 	runtime = (kp_now_ns() - t_init) * 1e-9;
 	to_seconds();
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
