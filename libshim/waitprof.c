@@ -42,7 +42,6 @@ struct kp_wp_call {
 
 bool kp_wp_on;
 bool kp_wp_stamp;
-static bool stamp_wanted;	/* KPROG_WAITPROF_STAMP is not 0 */
 static bool wp_started;	/* KPROG_WAITPROF: the report is written at finalize */
 /*
  * The outermost profiled call in progress. Its receives' kernel times
@@ -95,9 +94,8 @@ void kp_wp_init(void)
 	 * test VM (README, "What the features cost").
 	 */
 	s = getenv("KPROG_WAITPROF_STAMP");
-	stamp_wanted = !s || strcmp(s, "0");
+	kp_wp_stamp = !s || strcmp(s, "0");
 	kp_wp_on = true;
-	kp_wp_stamp = stamp_wanted;
 	wp_started = true;
 }
 
@@ -122,7 +120,6 @@ __attribute__((visibility("default"))) int kprog_waitprof_bench_set(int on)
 	if (!wp_started || kp_wp_cur)
 		return -1;
 	kp_wp_on = on != 0;
-	kp_wp_stamp = kp_wp_on && stamp_wanted;
 	return 0;
 #endif
 }
@@ -503,7 +500,6 @@ void kp_wp_finalize(void)
 	if (!wp_started)
 		return;
 	kp_wp_on = false;	/* the reductions below are not profiled */
-	kp_wp_stamp = false;
 	runtime = (kp_now_ns() - t_init) * 1e-9;
 	to_seconds();
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
