@@ -7,6 +7,7 @@
  * MPI_Recv of a token from rank 0). See latency.h.
  */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,17 +69,14 @@ static long pp_rounds(int peer, int lead, size_t n, int k, uint32_t *seq)
 		if (lead) {
 			stamp(sbuf, n, *seq);
 			MPI_Send(sbuf, (int)n, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD);
-			if (recv_us && i % RECV_SAMPLE == 0) {
-				double t = now_s();
+			bool timed = recv_us && i % RECV_SAMPLE == 0;
+			double t = timed ? now_s() : 0;
 
-				MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, TAG_PONG, MPI_COMM_WORLD,
-					 MPI_STATUS_IGNORE);
+			MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, TAG_PONG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			if (timed) {
 				recv_sum += now_s() - t;
 				recv_n++;
-				bad += stamp_bad(rbuf, n, *seq);
-				continue;
 			}
-			MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, TAG_PONG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		} else {
 			MPI_Recv(rbuf, (int)n, MPI_BYTE, peer, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			bad += stamp_bad(rbuf, n, *seq);

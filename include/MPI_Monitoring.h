@@ -66,12 +66,12 @@ MPI_M_EXPORT int MPI_M_continue(MPI_M_msid msid);
 MPI_M_EXPORT int MPI_M_reset(MPI_M_msid msid);
 MPI_M_EXPORT int MPI_M_free(MPI_M_msid msid);
 MPI_M_EXPORT int MPI_M_get_info(MPI_M_msid msid, int *provided, int *array_size);
-MPI_M_EXPORT int MPI_M_get_data(MPI_M_msid msid, unsigned long *msg_counts, unsigned long *msg_sizes,
-		   int flags);
+MPI_M_EXPORT int MPI_M_get_data(MPI_M_msid msid, unsigned long *msg_counts,
+				unsigned long *msg_sizes, int flags);
 MPI_M_EXPORT int MPI_M_allgather_data(MPI_M_msid msid, unsigned long *matrix_counts,
-			 unsigned long *matrix_sizes, int flags);
+				      unsigned long *matrix_sizes, int flags);
 MPI_M_EXPORT int MPI_M_rootgather_data(MPI_M_msid msid, int root, unsigned long *matrix_counts,
-			  unsigned long *matrix_sizes, int flags);
+				       unsigned long *matrix_sizes, int flags);
 MPI_M_EXPORT int MPI_M_flush(MPI_M_msid msid, char *filename, int flags);
 MPI_M_EXPORT int MPI_M_rootflush(MPI_M_msid msid, int root, char *filename, int flags);
 
