@@ -159,7 +159,7 @@ static void phase_c(void)
 	MPI_Request rq;
 	MPI_Status st;
 	int flag = 0, cancelled = 0;
-	int strict = channel_0_to_1() && test_strict();
+	int strict = channel_0_to_1() && test_strict();	/* collective: first */
 
 	CHECK(buf, "malloc");
 	if (rank == 0) {
