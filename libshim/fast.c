@@ -617,7 +617,7 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 		      int tag, MPI_Status *st, int *err)
 {
 	struct kprog_chan_rec *rec;
-	unsigned int n;
+	unsigned int n, every;
 	uint64_t t0, now;
 	uint32_t ev;
 	int w;
@@ -631,6 +631,8 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
 	t0 = kp_wp_cur ? kp_wp_t0 : kp_ticks();	/* the profiler read it on entry */
 	kp_fast_spin_t0 = t0;	/* the receive's start, for the profiler (p2p.c) */
+	/* KPROG_SPIN_US=0: one poll, as before the clock was read less often */
+	every = kp.spin.limit_ns ? KP_SPIN_CLOCK_POLLS - 1 : 0;
 	for (n = 0;; n++) {
 		switch (find_rec(w, c->ctx, tag, &rec)) {
 		case FOUND:
@@ -653,8 +655,8 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 		}
 		if (__atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE) != ev)
 			return 0;
-		/* no PAUSE, a clock read every 16th poll: see kp_wait_step() */
-		if (!(n & 15) && kp_ticks_ns(kp_ticks() - t0) >= kp.spin.limit_ns)
+		/* no PAUSE (see kp_wait_step()); the clock: KP_SPIN_CLOCK_POLLS */
+		if ((n & every) == every && kp_ticks_ns(kp_ticks() - t0) >= kp.spin.limit_ns)
 			return 0;
 	}
 }

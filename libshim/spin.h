@@ -30,6 +30,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * Polls of a channel between two clock reads of a spin on it
+ * (kp_fast_recv_spin()). Natively a TSC read is a few cycles and any
+ * interval would do. Under emulation (the test VM, QEMU TCG) every guest
+ * TSC read takes the emulator's global clock lock, so when the two ranks
+ * of an exchange read the clock in turn, each read moves that lock
+ * between the host's CPUs. bench/clockpoll (a two-thread handover on two
+ * vCPUs, 2026-11-24): 1.14 us per round trip with the waiter reading the
+ * clock every 16th poll, 0.72 with every 256th; one more read by the
+ * sender per message (the wait-state profiler's send stamp) added 0.36 us
+ * to the first and 0.12 us to the second. 256 polls of a channel take
+ * about a microsecond natively and ten emulated: a fine enough grain for
+ * a limit whose purpose is to beat a wake-up.
+ */
+#define KP_SPIN_CLOCK_POLLS 256
+_Static_assert((KP_SPIN_CLOCK_POLLS & (KP_SPIN_CLOCK_POLLS - 1)) == 0, "a power of two");
+
 struct kp_spin {
 	uint64_t limit_ns;	/* spin this long, then sleep */
 	uint64_t min_ns, max_ns;
