@@ -37,10 +37,10 @@
  * TSC read takes the emulator's global clock lock, so when the two ranks
  * of an exchange read the clock in turn, each read moves that lock
  * between the host's CPUs. bench/clockpoll (a two-thread handover on two
- * vCPUs, 2026-11-24): 1.14 us per round trip with the waiter reading the
- * clock every 16th poll, 0.72 with every 256th; one more read by the
- * sender per message (the wait-state profiler's send stamp) added 0.36 us
- * to the first and 0.12 us to the second. 256 polls of a channel take
+ * vCPUs, 2026-11-24): 1.07 us per round trip with the waiter reading the
+ * clock every 16th poll, 0.52 with every 256th (0.47 never); one more
+ * read by the sender per message (the wait-state profiler's send stamp)
+ * added 0.35 us to the first and 0.08 us to the second. 256 polls of a channel take
  * about a microsecond natively and ten emulated: a fine enough grain for
  * a limit whose purpose is to beat a wake-up.
  */
