@@ -322,7 +322,7 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 	 * start, stamped while the header's line is still ours (after the
 	 * payload, the stamp cost 110 ns per 1 KiB message in the VM).
 	 */
-	if (kp_wp_on && kp_wp_stamp)
+	if (kp_wp_stamp)
 		((struct kprog_chan_rec *)pl - 1)->send_stamp = kp_stamp(kp_ticks());
 	if (bytes)
 		pack_into(pl, buf, count, type, l, bytes);

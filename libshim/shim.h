@@ -383,8 +383,8 @@ int kp_check_args(struct kp_comm *c, int count, int peer, int tag, bool recv);
 /* ---- wait-state profiler (waitprof.c) ---- */
 extern bool kp_wp_on;			/* KPROG_WAITPROF set */
 /*
- * KPROG_WAITPROF_STAMP is not 0: while the profiler is on, fast-path
- * sends stamp their records for the receiver's exact Late Sender (fast.c).
+ * The profiler is on and KPROG_WAITPROF_STAMP is not 0: fast-path sends
+ * stamp their records for the receiver's exact Late Sender (fast.c).
  */
 extern bool kp_wp_stamp;
 extern struct kp_wp_call *kp_wp_cur;	/* the profiled call in progress */

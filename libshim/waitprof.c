@@ -35,13 +35,13 @@
 #include "waitprof_stats.h"
 
 struct kp_wp_call {
-	int fn;
 	uint64_t site;
 	uint64_t t0;		/* ticks */
 };
 
 bool kp_wp_on;
 bool kp_wp_stamp;
+static bool stamp_env;	/* KPROG_WAITPROF_STAMP is not 0 */
 static bool wp_started;	/* KPROG_WAITPROF: the report is written at finalize */
 /*
  * The outermost profiled call in progress. Its receives' kernel times
@@ -63,7 +63,12 @@ static inline bool wp_on(void)
 }
 static uint64_t t_init;	/* CLOCK_MONOTONIC: the run's length in the report */
 static const char *out_prefix;
-static struct kp_wp_cell *last[KP_WP_NFN];	/* the previous call's cell, per function */
+/*
+ * The previous call's cell and byte count, per function: a call with the
+ * same site and bytes goes to the same cell without working out its class.
+ */
+static struct kp_wp_cell *last[KP_WP_NFN];
+static uint64_t last_bytes[KP_WP_NFN];
 
 /*
  * A call costs two reads of the shim's cheap clock (clock.h: the TSC
@@ -94,7 +99,8 @@ void kp_wp_init(void)
 	 * test VM (README, "What the features cost").
 	 */
 	s = getenv("KPROG_WAITPROF_STAMP");
-	kp_wp_stamp = !s || strcmp(s, "0");
+	stamp_env = !s || strcmp(s, "0");
+	kp_wp_stamp = stamp_env;
 	kp_wp_on = true;
 	wp_started = true;
 }
@@ -120,6 +126,7 @@ __attribute__((visibility("default"))) int kprog_waitprof_bench_set(int on)
 	if (!wp_started || kp_wp_cur)
 		return -1;
 	kp_wp_on = on != 0;
+	kp_wp_stamp = kp_wp_on && stamp_env;
 	return 0;
 #endif
 }
@@ -129,9 +136,8 @@ __attribute__((visibility("default"))) int kprog_waitprof_bench_set(int on)
  * costs about a microsecond in the test VM, and a call and return
  * there are two translation-block lookups of the emulator.
  */
-static inline __attribute__((always_inline)) void enter(struct kp_wp_call *w, int fn, void *site)
+static inline __attribute__((always_inline)) void enter(struct kp_wp_call *w, void *site)
 {
-	w->fn = fn;
 	w->site = (uintptr_t)site;
 	w->t0 = kp_ticks();
 	/* An outer profiled call keeps the kernel's times of nested ones. */
@@ -145,27 +151,29 @@ static inline __attribute__((always_inline)) void enter(struct kp_wp_call *w, in
 }
 
 /* The rest of leave(): a call site or size class other than last time's. */
-static struct kp_wp_cell *record(const struct kp_wp_call *w, uint64_t bytes, uint64_t d)
+static struct kp_wp_cell *record(const struct kp_wp_call *w, int fn, uint64_t bytes, uint64_t d)
 {
-	struct kp_wp_cell *c = kp_wp_record(&tab, w->fn, w->site, bytes, (double)d);
+	struct kp_wp_cell *c = kp_wp_record(&tab, fn, w->site, bytes, (double)d);
 
-	last[w->fn] = c;
+	last[fn] = c;
+	last_bytes[fn] = bytes;
 	return c;
 }
 
-static inline __attribute__((always_inline)) void leave(struct kp_wp_call *w, uint64_t bytes)
+static inline __attribute__((always_inline)) void leave(struct kp_wp_call *w, int fn, uint64_t bytes)
 {
 	bool outer = kp_wp_cur == w;
 	/* a receive the channel spin completed: its clock read is the end */
-	uint64_t end = outer && w->fn == KP_WP_RECV && kp_wp_t1 ? kp_wp_t1 : kp_ticks();
+	uint64_t end = outer && fn == KP_WP_RECV && kp_wp_t1 ? kp_wp_t1 : kp_ticks();
 	uint64_t d = end - w->t0;	/* in ticks until the report */
-	struct kp_wp_cell *c = last[w->fn];
+	struct kp_wp_cell *c = last[fn];
 
-	/* the common case: the same call site and size class as last time */
-	if (__builtin_expect(c && c->site == w->site && c->cls == kp_wp_class(bytes), 1))
+	/* the common case: the same call site and bytes (or class) as last time */
+	if (__builtin_expect(c && c->site == w->site &&
+			     (last_bytes[fn] == bytes || c->cls == kp_wp_class(bytes)), 1))
 		kp_wp_add(c, d);
 	else
-		c = record(w, bytes, d);
+		c = record(w, fn, bytes, d);
 	if (!outer)
 		return;
 	kp_wp_cur = NULL;
@@ -211,9 +219,9 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
 		memset(&st, 0, sizeof(st));
 		status = &st;
 	}
-	enter(&w, KP_WP_RECV, __builtin_return_address(0));
+	enter(&w, __builtin_return_address(0));
 	rc = kp_mpi_recv(buf, count, type, source, tag, comm, status);
-	leave(&w, status_bytes(status));
+	leave(&w, KP_WP_RECV, status_bytes(status));
 	return rc;
 }
 
@@ -224,9 +232,9 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 
 	if (!wp_on())
 		return kp_mpi_ssend(buf, count, type, dest, tag, comm);
-	enter(&w, KP_WP_SSEND, __builtin_return_address(0));
+	enter(&w, __builtin_return_address(0));
 	rc = kp_mpi_ssend(buf, count, type, dest, tag, comm);
-	leave(&w, type_bytes(count, type));
+	leave(&w, KP_WP_SSEND, type_bytes(count, type));
 	return rc;
 }
 
@@ -242,9 +250,9 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 		memset(&st, 0, sizeof(st));	/* a send leaves it as it is */
 		status = &st;
 	}
-	enter(&w, KP_WP_WAIT, __builtin_return_address(0));
+	enter(&w, __builtin_return_address(0));
 	rc = kp_mpi_wait(req, status);
-	leave(&w, status_bytes(status));
+	leave(&w, KP_WP_WAIT, status_bytes(status));
 	return rc;
 }
 
@@ -263,11 +271,11 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 		st = MPI_STATUSES_IGNORE;
 	else if (st != statuses)
 		memset(st, 0, sizeof(*st) * (size_t)n);
-	enter(&w, KP_WP_WAITALL, __builtin_return_address(0));
+	enter(&w, __builtin_return_address(0));
 	rc = kp_mpi_waitall(n, reqs, st);
 	for (i = 0; st != MPI_STATUSES_IGNORE && i < n; i++)
 		bytes += status_bytes(&st[i]);
-	leave(&w, bytes);
+	leave(&w, KP_WP_WAITALL, bytes);
 	if (st != statuses && st != local && st != MPI_STATUSES_IGNORE)
 		free(st);
 	return rc;
@@ -281,9 +289,9 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 									\
 	if (!wp_on())							\
 		return call;						\
-	enter(&w, fn, __builtin_return_address(0));			\
+	enter(&w, __builtin_return_address(0));				\
 	rc = call;							\
-	leave(&w, bytes);						\
+	leave(&w, fn, bytes);						\
 	return rc;							\
 } while (0)
 
@@ -500,6 +508,7 @@ void kp_wp_finalize(void)
 	if (!wp_started)
 		return;
 	kp_wp_on = false;	/* the reductions below are not profiled */
+	kp_wp_stamp = false;
 	runtime = (kp_now_ns() - t_init) * 1e-9;
 	to_seconds();
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
