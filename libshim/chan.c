@@ -4,6 +4,7 @@
  * consumers' steps of the protocol described in include/uapi/linux/kprog.h.
  */
 #include <string.h>
+#include "hot.h"
 #include "chan.h"
 
 void kp_dir_init(struct kp_dir *d, void *base, const struct kprog_chan_open *co, int dir)
@@ -15,7 +16,7 @@ void kp_dir_init(struct kp_dir *d, void *base, const struct kprog_chan_open *co,
 	d->cons_seen = __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
 }
 
-void *kp_dir_reserve(struct kp_dir *d, uint32_t len, uint32_t context, int32_t tag)
+KP_HOT void *kp_dir_reserve(struct kp_dir *d, uint32_t len, uint32_t context, int32_t tag)
 {
 	uint64_t prod = d->h->prod;	/* only we write it */
 	uint64_t size = KPROG_CHAN_REC_SIZE(len), ring = (uint64_t)d->mask + 1;
@@ -50,7 +51,7 @@ void *kp_dir_reserve(struct kp_dir *d, uint32_t len, uint32_t context, int32_t t
 	return r + 1;
 }
 
-void kp_dir_publish_as(struct kp_dir *d, uint64_t bytes)
+KP_HOT void kp_dir_publish_as(struct kp_dir *d, uint64_t bytes)
 {
 	uint64_t prod = d->h->prod;
 	struct kprog_chan_rec *r = (struct kprog_chan_rec *)(d->ring + (prod & d->mask));
@@ -106,7 +107,7 @@ uint64_t kp_dir_release(struct kp_dir *d)
 	return __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
 }
 
-uint64_t kp_dir_release_taken(struct kp_dir *d, uint64_t prod)
+KP_HOT uint64_t kp_dir_release_taken(struct kp_dir *d, uint64_t prod)
 {
 	uint64_t cons = __atomic_load_n(&d->h->cons, __ATOMIC_ACQUIRE);
 	uint64_t size, next;

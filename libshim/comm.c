@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "hot.h"
 #include "shim.h"
 
 #define NBUCKET 256
@@ -23,7 +24,7 @@ static unsigned int bucket(MPI_Comm comm)
 	return (unsigned int)((p >> 4) ^ (p >> 12)) & (NBUCKET - 1);
 }
 
-struct kp_comm *kp_comm_lookup(MPI_Comm comm)
+KP_HOT struct kp_comm *kp_comm_lookup(MPI_Comm comm)
 {
 	struct kp_comm *c;
 

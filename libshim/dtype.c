@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "hot.h"
 #include "shim.h"
 
 #define NBUCKET 128
@@ -248,7 +249,7 @@ out:
 	free(types);
 }
 
-struct kp_layout *kp_layout_get(MPI_Datatype type)
+KP_HOT struct kp_layout *kp_layout_get(MPI_Datatype type)
 {
 	struct kp_layout *l;
 	struct segv v = { 0 };
@@ -288,7 +289,7 @@ struct kp_layout *kp_layout_get(MPI_Datatype type)
 	return l;
 }
 
-void kp_layout_put(struct kp_layout *l)
+KP_HOT void kp_layout_put(struct kp_layout *l)
 {
 	if (!l || --l->refs)
 		return;

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include "hot.h"
 #include "shim.h"
 #include "chan.h"
 
@@ -198,8 +199,8 @@ static void chan_drain(int w)
 
 /* ---- payload <-> buffer ---- */
 
-static size_t pack_into(void *dst, const void *buf, int count, MPI_Datatype type,
-			const struct kp_layout *l, size_t bytes)
+KP_HOT static size_t pack_into(void *dst, const void *buf, int count, MPI_Datatype type,
+			       const struct kp_layout *l, size_t bytes)
 {
 	if (!bytes)
 		return 0;
@@ -213,8 +214,8 @@ static size_t pack_into(void *dst, const void *buf, int count, MPI_Datatype type
 }
 
 /* Copy a payload into a receive buffer; returns the MPI error code. */
-static int unpack_from(const void *src, size_t len, void *buf, int count, MPI_Datatype type,
-		       size_t *got)
+KP_HOT static int unpack_from(const void *src, size_t len, void *buf, int count, MPI_Datatype type,
+			      size_t *got)
 {
 	const struct kp_quick_type *q;
 	struct kp_layout *l;
@@ -267,8 +268,8 @@ uint64_t kp_fast_spin_t0;	/* ticks when kp_fast_recv_spin() last began */
 
 /* ---- sends ---- */
 
-int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype type, int dest,
-		 int tag, int mode)
+KP_HOT int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype type, int dest,
+			int tag, int mode)
 {
 	struct kp_layout *l;
 	struct kp_peer *p;
@@ -333,7 +334,7 @@ int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datatype typ
 	return 1;
 }
 
-void kp_fast_kick(int w)
+KP_HOT void kp_fast_kick(int w)
 {
 	struct kp_peer *p = &peers[w];
 
@@ -478,7 +479,7 @@ enum { FOUND, NONE, KERNEL };
  * taken here. KERNEL: the kernel holds (or is taking) older messages of
  * w, or a receive in the kernel wants the record: ask the kernel.
  */
-static int find_rec(int w, uint32_t ctx, int tag, struct kprog_chan_rec **out)
+KP_HOT static int find_rec(int w, uint32_t ctx, int tag, struct kprog_chan_rec **out)
 {
 	struct kp_peer *p = &peers[w];
 	uint64_t pos, prod, size, cons, end;
@@ -538,8 +539,8 @@ static int find_rec(int w, uint32_t ctx, int tag, struct kprog_chan_rec **out)
 }
 
 /* Take rec of w into (buf, count, type); false if the kernel took it first. */
-static bool take_rec(struct kprog_chan_rec *rec, int w, struct kp_comm *c, void *buf, int count,
-		     MPI_Datatype type, MPI_Status *st, int *err)
+KP_HOT static bool take_rec(struct kprog_chan_rec *rec, int w, struct kp_comm *c, void *buf,
+			    int count, MPI_Datatype type, MPI_Status *st, int *err)
 {
 	size_t got;
 
@@ -560,8 +561,8 @@ static bool take_rec(struct kprog_chan_rec *rec, int w, struct kp_comm *c, void 
  * Receive immediate: take the message a receive (source, tag) on c would
  * get now, from the channels. 1: done (st, *err filled); 0: not here.
  */
-static int recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
-		    int tag, MPI_Status *st, int *err)
+KP_HOT static int recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
+			   int tag, MPI_Status *st, int *err)
 {
 	struct kprog_chan_rec *rec;
 	int i, w, res;

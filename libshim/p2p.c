@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include "hot.h"
 #include "shim.h"
 #include "mon.h"
 
@@ -244,8 +245,8 @@ static int send_now(const void *buf, int count, MPI_Datatype type, int dest, int
 	       kp_fast_send(c, buf, count, type, dest, tag, mode);
 }
 
-static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest, int tag,
-			 MPI_Comm comm, struct kp_comm *c, int mode)
+KP_HOT static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest,
+				int tag, MPI_Comm comm, struct kp_comm *c, int mode)
 {
 	struct kp_req *r;
 	int rc;
@@ -281,7 +282,7 @@ static int send_nonblocking(const void *buf, int count, MPI_Datatype type, int d
 	return MPI_SUCCESS;
 }
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+KP_HOT int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
 	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
@@ -461,8 +462,8 @@ static int finish_blocking(struct kp_req *r, MPI_Status *status)
 }
 
 /* MPI_Recv (waitprof.c times it when the profiler is on) */
-int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-		MPI_Status *status)
+KP_HOT int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag,
+		       MPI_Comm comm, MPI_Status *status)
 {
 	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);

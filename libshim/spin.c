@@ -2,6 +2,7 @@
 /*
  * Adaptive spin limit of blocking calls (see spin.h for the policy).
  */
+#include "hot.h"
 #include "spin.h"
 
 void kp_spin_init(struct kp_spin *s, long fixed_us, long min_us, long max_us, long start_us)
@@ -46,7 +47,7 @@ static void set_limit(struct kp_spin *s, uint64_t v)
 	s->limit_ns = v;
 }
 
-void kp_spin_record(struct kp_spin *s, uint64_t wait_ns, bool slept)
+KP_HOT void kp_spin_record(struct kp_spin *s, uint64_t wait_ns, bool slept)
 {
 	s->waits++;
 	if (slept)

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hot.h"
 #include "shim.h"
 #include "waitprof_stats.h"
 
@@ -206,22 +207,31 @@ static uint64_t type_bytes(int count, MPI_Datatype type)
 
 /* ---- point-to-point: local minimum ---- */
 
-int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-	     MPI_Status *status)
+/*
+ * One call of kp_mpi_recv(), which LTO then inlines: the blocking receive
+ * runs in this one function and page (hot.h), profiled or not. A profiled
+ * call used to call it and return through here, the off path jumped to
+ * it, so the profiler also cost a call and a return between two pages: in
+ * the VM 110 ns per 8-byte call against 30 now (no send stamps).
+ */
+KP_HOT_PAGE int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag,
+			 MPI_Comm comm, MPI_Status *status)
 {
 	struct kp_wp_call w;
 	MPI_Status st;
+	bool prof = wp_on();
 	int rc;
 
-	if (!wp_on())
-		return kp_mpi_recv(buf, count, type, source, tag, comm, status);
-	if (status == MPI_STATUS_IGNORE) {
-		memset(&st, 0, sizeof(st));
-		status = &st;
+	if (prof) {
+		if (status == MPI_STATUS_IGNORE) {
+			memset(&st, 0, sizeof(st));
+			status = &st;
+		}
+		enter(&w, __builtin_return_address(0));
 	}
-	enter(&w, __builtin_return_address(0));
 	rc = kp_mpi_recv(buf, count, type, source, tag, comm, status);
-	leave(&w, KP_WP_RECV, status_bytes(status));
+	if (prof)
+		leave(&w, KP_WP_RECV, status_bytes(status));
 	return rc;
 }
 
