@@ -12,7 +12,7 @@
  * 0 .. 7 x 1040 bytes of padding gave 0.78 .. 1.30 us per 8-byte trip and
  * a wait-state profiler cost of -60 .. +360 ns per call. Together, and
  * with MPI_Recv starting a page (KP_HOT_PAGE), every padding gives the
- * same placement: 0.97 .. 1.02 us. Natively the fast path then touches
+ * same placement: 0.97 .. 1.08 us. Natively the fast path then touches
  * fewer pages of instructions, which costs nothing.
  */
 #ifndef KPROG_SHIM_HOT_H
