@@ -390,7 +390,7 @@ void kp_setup(int provided)
 		     env_long("KPROG_SPIN_MAX_US", 1000), 50);
 	kp.full_wait_ns = env_long("KPROG_FULL_WAIT_US", 50) * 1000;
 	kp_clock_init(NULL);	/* before anything times itself */
-	kp_wp_init();
+	kp_wp_init(provided == MPI_THREAD_MULTIPLE);
 	if (env_long("KPROG_DISABLE", 0) == 1) {
 		kp_log(1, "KPROG_DISABLE=1: passing everything through");
 		return;

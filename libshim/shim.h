@@ -396,7 +396,7 @@ extern struct kp_wp_call *kp_wp_cur;	/* the profiled call in progress */
 extern uint64_t kp_wp_t0, kp_wp_t1;
 /* Exact Late Sender times of the receives of the call in progress. */
 extern uint64_t kp_wp_ls_n, kp_wp_ls_ns;
-void kp_wp_init(void);			/* reads the environment, before JOIN */
+void kp_wp_init(bool threads);		/* reads the environment, before JOIN */
 void kp_wp_finalize(void);		/* the report, collective, before PMPI_Finalize */
 void kp_wp_req_done(const struct kp_req *r);
 

@@ -78,12 +78,23 @@ static uint64_t last_bytes[KP_WP_NFN];
  * scales them with the clock's calibration.
  */
 
-void kp_wp_init(void)
+/*
+ * @threads: MPI_THREAD_MULTIPLE. The profiler keeps one call in progress
+ * and one table per process, unlocked (its wrappers run outside the
+ * shim's lock, lock.c): threads calling MPI at once would mix their calls
+ * and corrupt the table, so it stays off there and says so once.
+ */
+void kp_wp_init(bool threads)
 {
 	const char *s = getenv("KPROG_WAITPROF");
 
 	if (!s || !*s || !strcmp(s, "0"))
 		return;
+	if (threads) {
+		if (kp.world_rank == 0)
+			fprintf(stderr, "kprog: KPROG_WAITPROF: not with MPI_THREAD_MULTIPLE (one profile per process, not per thread): profiler off\n");
+		return;
+	}
 	if (kp_wp_table_init(&tab, 4096)) {
 		fprintf(stderr, "kprog: KPROG_WAITPROF: no memory, profiler off\n");
 		return;
