@@ -9,11 +9,12 @@
 #define _GNU_SOURCE	/* sched_getcpu() */
 #include <dlfcn.h>
 #include <sched.h>
+#include "hot.h"
 #include "shim.h"
 
 static bool in_progress, in_hook;
 
-void kp_progress(void)
+KP_HOT void kp_progress(void)
 {
 	uint64_t seen = kp.activity;
 

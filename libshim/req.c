@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include "hot.h"
 #include "shim.h"
 
 #define POOL_SLOTS (1u << 20)
@@ -313,7 +314,7 @@ stale:
 	kp_log(1, "stale completion for id %llx", (unsigned long long)cqe->req_id);
 }
 
-static void drain_ring(void)
+KP_HOT static void drain_ring(void)
 {
 	struct kprog_ring_hdr *h = kp.ring;
 	uint32_t head = h->head, tail;
@@ -572,7 +573,7 @@ int kp_post(struct kp_req *r, unsigned long ioc)
 	return MPI_SUCCESS;
 }
 
-void kp_ring_drain(void)
+KP_HOT void kp_ring_drain(void)
 {
 	int i;
 
@@ -583,7 +584,7 @@ void kp_ring_drain(void)
 	}
 }
 
-void kp_deferred_flush(void)
+KP_HOT void kp_deferred_flush(void)
 {
 	if (dq_head[0] != KP_NO_REQ)
 		flush_queue(0);
