@@ -70,7 +70,7 @@ void kp_dir_publish(struct kp_dir *d)
 	kp_dir_publish_as(d, r->len);
 }
 
-KP_HOT uint64_t kp_dir_release(struct kp_dir *d)
+uint64_t kp_dir_release(struct kp_dir *d)
 {
 	uint64_t cons, end, prod, size;
 	struct kprog_chan_rec *r;

@@ -169,7 +169,7 @@ static bool peer_map(int w)
 }
 
 /* Map the channels peers opened to us since we last looked. */
-KP_HOT static void map_new(void)
+static void map_new(void)
 {
 	uint32_t gen = __atomic_load_n(&kp.ring->chan_gen, __ATOMIC_ACQUIRE);
 	int w;
@@ -821,7 +821,7 @@ static void deliver_upost(struct kp_req *r, struct kprog_chan_rec *rec, int w)
 }
 
 /* Match the new records of w against the user-posted receives. */
-KP_HOT static void poll_peer(int w)
+static void poll_peer(int w)
 {
 	struct kp_peer *p = &peers[w];
 	uint64_t pos, prod, size;
@@ -899,7 +899,7 @@ KP_HOT static void poll_peer(int w)
 	kp_dir_release(&p->rx);
 }
 
-KP_HOT void kp_fast_poll(void)
+void kp_fast_poll(void)
 {
 	uint32_t ev;
 	int i;

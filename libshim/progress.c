@@ -9,12 +9,11 @@
 #define _GNU_SOURCE	/* sched_getcpu() */
 #include <dlfcn.h>
 #include <sched.h>
-#include "hot.h"
 #include "shim.h"
 
 static bool in_progress, in_hook;
 
-KP_HOT void kp_progress(void)
+void kp_progress(void)
 {
 	uint64_t seen = kp.activity;
 

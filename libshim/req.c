@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include "hot.h"
 #include "shim.h"
 
 #define POOL_SLOTS (1u << 20)
@@ -314,7 +313,7 @@ stale:
 	kp_log(1, "stale completion for id %llx", (unsigned long long)cqe->req_id);
 }
 
-KP_HOT static void drain_ring(void)
+static void drain_ring(void)
 {
 	struct kprog_ring_hdr *h = kp.ring;
 	uint32_t head = h->head, tail;
@@ -573,7 +572,7 @@ int kp_post(struct kp_req *r, unsigned long ioc)
 	return MPI_SUCCESS;
 }
 
-KP_HOT void kp_ring_drain(void)
+void kp_ring_drain(void)
 {
 	int i;
 
@@ -584,7 +583,7 @@ KP_HOT void kp_ring_drain(void)
 	}
 }
 
-KP_HOT void kp_deferred_flush(void)
+void kp_deferred_flush(void)
 {
 	if (dq_head[0] != KP_NO_REQ)
 		flush_queue(0);
