@@ -43,6 +43,14 @@ struct kp_wp_call {
 bool kp_wp_on;
 bool kp_wp_stamp;
 static bool stamp_env;	/* KPROG_WAITPROF_STAMP is not 0 */
+
+/* kp_wp_stamp follows kp_wp_on: the send tests one byte, not two. */
+static void wp_set(bool on)
+{
+	kp_wp_on = on;
+	kp_wp_stamp = on && stamp_env;
+}
+
 static bool wp_started;	/* KPROG_WAITPROF: the report is written at finalize */
 /*
  * The outermost profiled call in progress. Its receives' kernel times
@@ -121,8 +129,7 @@ void kp_wp_init(bool threads)
 	 */
 	s = getenv("KPROG_WAITPROF_STAMP");
 	stamp_env = !s || strcmp(s, "0");
-	kp_wp_stamp = stamp_env;
-	kp_wp_on = true;
+	wp_set(true);
 	wp_started = true;
 }
 
@@ -146,8 +153,7 @@ __attribute__((visibility("default"))) int kprog_waitprof_bench_set(int on)
 #else
 	if (!wp_started || kp_wp_cur)
 		return -1;
-	kp_wp_on = on != 0;
-	kp_wp_stamp = kp_wp_on && stamp_env;
+	wp_set(on != 0);
 	return 0;
 #endif
 }
@@ -171,7 +177,7 @@ static inline __attribute__((always_inline)) void enter(struct kp_wp_call *w, vo
 	}
 }
 
-/* The rest of leave(): a call site or size class other than last time's. */
+/* The rest of leave(): a (call site, size class) not among the recent cells. */
 static struct kp_wp_cell *record(const struct kp_wp_call *w, int fn, uint64_t bytes, uint64_t d)
 {
 	struct kp_wp_cell *c = kp_wp_record(&tab, fn, w->site, bytes, (double)d);
@@ -562,8 +568,7 @@ void kp_wp_finalize(void)
 #endif
 	if (!wp_started)
 		return;
-	kp_wp_on = false;	/* the reductions below are not profiled */
-	kp_wp_stamp = false;
+	wp_set(false);	/* the reductions below are not profiled */
 	runtime = (kp_now_ns() - t_init) * 1e-9;
 	to_seconds();
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
