@@ -448,39 +448,55 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
 /*
  * Wait for r, copy its status and free it. Like Open MPI, a single status
  * keeps its MPI_ERROR field (MPI 4.0 3.2.5); the error is the return code.
+ * bytes: NULL, or where the received byte count goes (kp_mpi_recv()).
  */
-static int finish_blocking(struct kp_req *r, MPI_Status *status)
+static int finish_blocking(struct kp_req *r, MPI_Status *status, uint64_t *bytes)
 {
 	int rc;
 
 	kp_wait_one(r);
 	kp_status_copy(status, r, false);
+	if (bytes)
+		*bytes = r->status._ucount;
 	KP_WP_REQ_DONE(r);
 	rc = r->err;
 	kp_req_release(r);
 	return rc;
 }
 
-/* MPI_Recv (waitprof.c times it when the profiler is on) */
+/*
+ * MPI_Recv (waitprof.c times it when the profiler is on). bytes: NULL,
+ * or where the received byte count goes (the profiler's size class, also
+ * when the caller ignores the status: a status of its own would cost a
+ * copy after the message arrived, on the critical path of the exchange).
+ */
 KP_HOT int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag,
-		       MPI_Comm comm, MPI_Status *status)
+		       MPI_Comm comm, MPI_Status *status, uint64_t *bytes)
 {
 	KP_GUARD();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	uint64_t since = 0;
 	struct kp_req *r;
+	MPI_Status st;
 	int rc;
 
-	if (!c)
-		return KP_PMPI(PMPI_Recv(buf, count, type, source, tag, comm, status));
+	if (!c) {
+		if (!bytes)
+			return KP_PMPI(PMPI_Recv(buf, count, type, source, tag, comm, status));
+		st._ucount = 0;
+		rc = KP_PMPI(PMPI_Recv(buf, count, type, source, tag, comm,
+				       status == MPI_STATUS_IGNORE ? &st : status));
+		*bytes = status == MPI_STATUS_IGNORE ? st._ucount : status->_ucount;
+		return rc;
+	}
 	/* receive immediate: no request object */
 	kp_fast_spin_t0 = 0;
 	if (kp_fast_active() && kp_check_args(c, count, source, tag, true) == MPI_SUCCESS) {
-		MPI_Status st;
-
 		kp_progress();
 		if (kp_fast_recv_now(c, buf, count, type, source, tag, &st, &rc) ||
 		    kp_fast_recv_spin(c, buf, count, type, source, tag, &st, &rc)) {
+			if (bytes)
+				*bytes = st._ucount;
 			if (status != MPI_STATUS_IGNORE) {
 				st.MPI_ERROR = status->MPI_ERROR;	/* as Open MPI */
 				*status = st;
@@ -496,9 +512,12 @@ KP_HOT int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int 
 	if (kp_wp_on)
 		since = kp_fast_spin_t0;
 	rc = irecv(buf, count, type, source, tag, c, true, since, &r);
-	if (rc != MPI_SUCCESS)
+	if (rc != MPI_SUCCESS) {
+		if (bytes)
+			*bytes = 0;
 		return kp_err(comm, rc);
-	return kp_err(comm, finish_blocking(r, status));
+	}
+	return kp_err(comm, finish_blocking(r, status, bytes));
 }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -532,7 +551,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	kp_wait_one(rs);
 	rc = rs->err;
 	kp_req_release(rs);
-	rc2 = finish_blocking(rr, status);
+	rc2 = finish_blocking(rr, status, NULL);
 	return kp_err(comm, rc != MPI_SUCCESS ? rc : rc2);
 }
 
@@ -598,7 +617,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype type, int dest, int 
 		else
 			kp_unpack(l, tmp, got, buf, type);
 	}
-	rc2 = finish_blocking(rr, status);
+	rc2 = finish_blocking(rr, status, NULL);
 	if (rc == MPI_SUCCESS)
 		rc = rc2;
 out:
@@ -849,7 +868,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI
 	rc = mrecv_post(buf, count, type, message, &r);
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
-	return kp_err(comm, finish_blocking(r, status));
+	return kp_err(comm, finish_blocking(r, status, NULL));
 }
 
 int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,

@@ -415,7 +415,7 @@ static inline void kp_wp_late(uint64_t late_ns)
 #define KP_WP_REQ_DONE(r) do { if (__builtin_expect(kp_wp_cur != NULL, 0)) kp_wp_req_done(r); } while (0)
 /* The shim's own MPI_Recv, MPI_Ssend, MPI_Wait, MPI_Waitall (waitprof.c wraps them). */
 int kp_mpi_recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-		MPI_Status *status);
+		MPI_Status *status, uint64_t *bytes);
 int kp_mpi_ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
 int kp_mpi_wait(MPI_Request *req, MPI_Status *status);
 int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[]);
