@@ -84,14 +84,20 @@ static inline uint32_t kp_stamp(uint64_t tick)
  * time before now, which it is for any wait shorter than the wrap. -1:
  * no stamp (the sender's profiler is off).
  */
+/* The tick of a (nonzero) stamp read at tick now, as kp_stamp_late_ns() reads it. */
+static inline uint64_t kp_stamp_tick(uint32_t stamp, uint64_t now)
+{
+	return ((now >> KP_STAMP_SHIFT) - (uint32_t)((uint32_t)(now >> KP_STAMP_SHIFT) - stamp))
+	       << KP_STAMP_SHIFT;
+}
+
 static inline int64_t kp_stamp_late_ns(uint32_t stamp, uint64_t post, uint64_t now)
 {
 	uint64_t send;
 
 	if (!stamp)
 		return -1;
-	send = ((now >> KP_STAMP_SHIFT) - (uint32_t)((uint32_t)(now >> KP_STAMP_SHIFT) - stamp))
-	       << KP_STAMP_SHIFT;
+	send = kp_stamp_tick(stamp, now);
 	return send > post ? (int64_t)kp_ticks_ns(send - post) : 0;
 }
 

@@ -642,11 +642,8 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 			now = kp_ticks();
 			kp_spin_record(&kp.spin, kp_ticks_ns(now - t0), false);
 			if (kp_wp_on) {
-				int64_t late = kp_stamp_late_ns(took_stamp, t0, now);
-
 				kp_wp_t1 = now;	/* the profiled call's end */
-				if (late >= 0)
-					kp_wp_late((uint64_t)late);
+				kp_wp_t1_stamp = took_stamp;
 			}
 			return 1;
 		case KERNEL:

@@ -391,9 +391,12 @@ extern struct kp_wp_call *kp_wp_cur;	/* the profiled call in progress */
 /*
  * Clock reads the profiler shares with a fast-path receive (each is a
  * helper call under emulation): the profiled call's start, and its end
- * when a channel spin completed it (0: none).
+ * when a channel spin completed it (0: none); then also the send stamp
+ * of the record it took (0: none), whose Late Sender the profiler works
+ * out when the call ends (waitprof.c, leave_recv()).
  */
 extern uint64_t kp_wp_t0, kp_wp_t1;
+extern uint32_t kp_wp_t1_stamp;
 /* Exact Late Sender times of the receives of the call in progress. */
 extern uint64_t kp_wp_ls_n, kp_wp_ls_ns;
 void kp_wp_init(bool threads);		/* reads the environment, before JOIN */
