@@ -264,7 +264,7 @@ static inline __attribute__((always_inline)) void leave(struct kp_wp_call *w, in
  * but one: in the VM every conditional jump ends a translated block, and
  * an 8-byte MPI_Recv cost 99 ns more profiled with the Late Sender and
  * the cell update done by branching code, 25 ns without either
- * (bench/run-waitprof --shims, 2026-11-25). Its exact Late Sender comes
+ * (bench/run-waitprof --shims, 2026-11-24). Its exact Late Sender comes
  * from the send stamp the spin left in kp_wp_t1_stamp (0: none).
  */
 static inline __attribute__((always_inline)) void leave_recv(struct kp_wp_call *w, uint64_t bytes)
