@@ -77,13 +77,6 @@ static inline uint32_t kp_stamp(uint64_t tick)
 	return s ? s : 1;
 }
 
-/*
- * Late Sender of a receive started at tick post whose message, stamped
- * stamp, was taken at tick now: how much later than the receive the send
- * started, in ns, 0 if it did not. The stamp is taken as the latest such
- * time before now, which it is for any wait shorter than the wrap. -1:
- * no stamp (the sender's profiler is off).
- */
 /* The tick of a (nonzero) stamp read at tick now, as kp_stamp_late_ns() reads it. */
 static inline uint64_t kp_stamp_tick(uint32_t stamp, uint64_t now)
 {
@@ -91,6 +84,13 @@ static inline uint64_t kp_stamp_tick(uint32_t stamp, uint64_t now)
 	       << KP_STAMP_SHIFT;
 }
 
+/*
+ * Late Sender of a receive started at tick post whose message, stamped
+ * stamp, was taken at tick now: how much later than the receive the send
+ * started, in ns, 0 if it did not. The stamp is taken as the latest such
+ * time before now, which it is for any wait shorter than the wrap. -1:
+ * no stamp (the sender's profiler is off).
+ */
 static inline int64_t kp_stamp_late_ns(uint32_t stamp, uint64_t post, uint64_t now)
 {
 	uint64_t send;

@@ -40,9 +40,9 @@ struct kp_wp_call {
 	uint64_t t0;		/* ticks */
 	/*
 	 * The site's most recent cell and the bytes it was last used for,
-	 * looked up by enter(): before the wait, where a receive's time is
-	 * free, instead of between the message's arrival and the caller's
-	 * next send. NULL: none cached.
+	 * looked up by enter(), so that the call's end, between the message's
+	 * arrival and the caller's next send, has one compare left to make.
+	 * NULL: none cached.
 	 */
 	struct kp_wp_cell *cell;
 	uint64_t bytes;
