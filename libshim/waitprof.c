@@ -190,8 +190,7 @@ static inline __attribute__((always_inline)) void enter(struct kp_wp_call *w, vo
 	if (!kp_wp_cur) {
 		kp_wp_cur = w;
 		kp_wp_t0 = w->t0;
-		kp_wp_t1 = 0;
-		kp_wp_t1_stamp = 0;
+		kp_wp_t1 = 0;	/* kp_wp_t1_stamp is read only with it */
 		kp_wp_ls_n = 0;
 		kp_wp_ls_ns = 0;
 	}
