@@ -413,7 +413,7 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	EXPECT_EQ(info.max_chans, 256);
 	EXPECT_EQ(info.max_rndv, 16384);
 	EXPECT_EQ(info.max_grants, 64);
-	EXPECT_EQ(info.__reserved[0], 0);
+	EXPECT_EQ(info.max_coll_steps, 0);
 	EXPECT_EQ(info.node_addr.family, 0);	/* no network transport */
 	/* A network transport shows; after JOIN too. */
 	kt_fx_install();

@@ -464,6 +464,7 @@ struct kprog_cqe_times {
 #define KPROG_FEAT_WAITER	(1U << 6)	/* POST_BLOCKING, waiter_cpu */
 #define KPROG_FEAT_NET_CONN	(1U << 7)	/* KPROG_IOC_NET_CONN */
 #define KPROG_FEAT_GRANTS	(1U << 8)	/* rendezvous sends in channels */
+#define KPROG_FEAT_COLL		(1U << 9)	/* KPROG_IOC_COLL schedules */
 
 #define KPROG_XPORT_SHM		(1U << 0)
 #define KPROG_XPORT_IB		(1U << 1)
@@ -487,7 +488,7 @@ struct kprog_info {
 	/* with KPROG_XPORT_IB: the name other nodes know this one by */
 	struct kprog_node_addr node_addr;
 	__u32 max_grants;	/* grant slots per endpoint, 0 = none */
-	__u32 __reserved[1];
+	__u32 max_coll_steps;	/* steps of one schedule (KPROG_FEAT_COLL) */
 };
 
 /*
@@ -678,6 +679,120 @@ struct kprog_chan_rts {
 	__u64 req_id;		/* the slot's */
 };
 
+/*
+ * Collective schedules (KPROG_FEAT_COLL): KPROG_IOC_COLL hands the module
+ * one nonblocking collective as a schedule of steps, which the module
+ * runs from its completion path with no further call from the process,
+ * and which ends with one completion in the ring (@req_id, @bytes 0,
+ * @error 0 or the first step's error), as LibNBC's schedules do in user
+ * space.
+ *
+ * Steps run in rounds: every step of round r starts once every step of
+ * the rounds before it completed (@round is non-decreasing along the
+ * array; steps of one round run in any order, at once). A step:
+ *   KPROG_STEP_SEND    send @len bytes at @src to rank @peer
+ *   KPROG_STEP_RECV    receive at most @len bytes from rank @peer at @dst
+ *                      (a shorter message is an error: -EMSGSIZE)
+ *   KPROG_STEP_COPY    copy @len bytes from @src to @dst (this process)
+ *   KPROG_STEP_REDUCE  @dst[i] = @src[i] (op) @dst[i] for the @len / size
+ *                      elements of type @dtype (this process)
+ * Sends and receives match only sends and receives of other schedules:
+ * they carry (@context, @tag) of the schedule, and every schedule of a
+ * process on one @context must use a @tag of its own (the communicator's
+ * collective sequence number); messages of one pair on one (@context,
+ * @tag) match in the order of the steps. @peer is a rank of the job.
+ * With KPROG_STEP_IOV (SEND and RECV only), @src or @dst points to
+ * @len struct kprog_iov instead (at most max_iov).
+ *
+ * Every address is one of the calling process's; the module reaches its
+ * buffers through the process's pages, only while the schedule runs. The
+ * buffers (and temporary ones the caller allocated) must stay valid until
+ * the completion arrives.
+ *
+ * The kernel does not trust a schedule: EINVAL for an unknown kind,
+ * flag, type or op, a peer out of range or this rank, a @len that is not
+ * a multiple of the type's size, rounds that decrease, overlapping @src
+ * and @dst of a COPY or REDUCE, @nr_steps 0; E2BIG for @nr_steps above
+ * max_coll_steps (kprog_info); ENOBUFS when the endpoint has max_colls
+ * schedules running; EFAULT for an unreadable step array.
+ * A step that fails (a peer that left: -ECONNRESET; an unmapped buffer:
+ * -EFAULT) ends the schedule: its other steps are withdrawn and the
+ * completion carries that error.
+ *
+ * On return, @done says whether the schedule already completed (then
+ * @cqe holds its completion and no ring entry follows).
+ */
+#define KPROG_STEP_SEND		1
+#define KPROG_STEP_RECV		2
+#define KPROG_STEP_COPY		3
+#define KPROG_STEP_REDUCE	4
+
+#define KPROG_STEP_IOV		(1U << 0)	/* kprog_coll_step.flags */
+
+/* Element types of KPROG_STEP_REDUCE (the C types of MPI's). */
+enum kprog_dtype {
+	KPROG_DT_INT8 = 1,
+	KPROG_DT_UINT8,
+	KPROG_DT_INT16,
+	KPROG_DT_UINT16,
+	KPROG_DT_INT32,
+	KPROG_DT_UINT32,
+	KPROG_DT_INT64,
+	KPROG_DT_UINT64,
+	KPROG_DT_FLOAT,
+	KPROG_DT_DOUBLE,
+	KPROG_DT_BOOL,		/* C _Bool / Fortran LOGICAL as 1 byte */
+	/* pairs of MPI_MINLOC / MPI_MAXLOC: value, then an int index */
+	KPROG_DT_FLOAT_INT,	/* struct { float; int; } (8 bytes) */
+	KPROG_DT_DOUBLE_INT,	/* struct { double; int; } (16 bytes) */
+	KPROG_DT_LONG_INT,	/* struct { long; int; } (16 bytes) */
+	KPROG_DT_2INT,		/* struct { int; int; } (8 bytes) */
+	KPROG_DT_SHORT_INT,	/* struct { short; int; } (8 bytes) */
+	__KPROG_DT_MAX,
+};
+
+/* Operations of KPROG_STEP_REDUCE (MPI's predefined ones). */
+enum kprog_redop {
+	KPROG_OP_SUM = 1,
+	KPROG_OP_PROD,
+	KPROG_OP_MIN,
+	KPROG_OP_MAX,
+	KPROG_OP_LAND,
+	KPROG_OP_LOR,
+	KPROG_OP_LXOR,
+	KPROG_OP_BAND,		/* integer types only */
+	KPROG_OP_BOR,
+	KPROG_OP_BXOR,
+	KPROG_OP_MINLOC,	/* pair types only */
+	KPROG_OP_MAXLOC,
+	__KPROG_OP_MAX,
+};
+
+struct kprog_coll_step {
+	__u8 kind;		/* KPROG_STEP_* */
+	__u8 dtype;		/* REDUCE: enum kprog_dtype */
+	__u8 op;		/* REDUCE: enum kprog_redop */
+	__u8 flags;		/* KPROG_STEP_IOV */
+	__u32 round;		/* non-decreasing along the schedule */
+	__s32 peer;		/* SEND, RECV: rank in the job */
+	__u32 __pad;
+	__u64 src;		/* SEND, COPY, REDUCE */
+	__u64 dst;		/* RECV, COPY, REDUCE */
+	__u64 len;		/* bytes, or iov entries with KPROG_STEP_IOV */
+};
+
+struct kprog_coll {
+	__u64 req_id;		/* in: cookie of the completion */
+	__u64 steps;		/* in: user pointer to @nr_steps steps */
+	__u32 nr_steps;		/* in */
+	__u32 context;		/* in: the communicator's collective context */
+	__s32 tag;		/* in: >= 0, the collective's sequence number */
+	__u32 flags;		/* in: 0 */
+	__u32 done;		/* out: 1 if completed already, see @cqe */
+	__u32 __pad;
+	struct kprog_cqe cqe;	/* out: valid when @done */
+};
+
 #define KPROG_IOC_MAGIC		0xB7
 #define KPROG_IOC_VERSION	_IOR(KPROG_IOC_MAGIC, 0, __u32)
 #define KPROG_IOC_JOIN		_IOWR(KPROG_IOC_MAGIC, 1, struct kprog_join)
@@ -697,6 +812,7 @@ struct kprog_chan_rts {
 /* KPROG_IOC_KICK: bump the event count of rank *arg and wake it. */
 #define KPROG_IOC_KICK		_IOW(KPROG_IOC_MAGIC, 11, __u32)
 #define KPROG_IOC_NET_CONN	_IOWR(KPROG_IOC_MAGIC, 12, struct kprog_net_conn)
+#define KPROG_IOC_COLL		_IOWR(KPROG_IOC_MAGIC, 13, struct kprog_coll)
 
 /*
  * Generic netlink family KPROG_GENL_NAME: per-CPU progression accounting.
