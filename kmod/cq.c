@@ -11,6 +11,7 @@
 #include "job.h"
 #include "op.h"
 #include "stats.h"
+#include "coll.h"
 #include "kprog_trace.h"
 
 /**
@@ -56,6 +57,14 @@ void kprog_op_complete(struct kprog_op *op, const struct kprog_cqe *cqe)
 		return;
 	}
 	list_del_init(&op->onode);
+	if (op->sched) {
+		/* A step of a collective: its schedule decides what follows. */
+		op->olist = KPROG_OL_NONE;
+		kprog_op_release_slot(ep, op);
+		spin_unlock_irqrestore(&ep->olock, flags);
+		kprog_coll_op_done(op, cqe);
+		return;
+	}
 	if (ep->closed) {
 		op->olist = KPROG_OL_NONE;
 		kprog_op_release_slot(ep, op);

@@ -68,6 +68,7 @@ struct kprog_ep *kprog_ep_alloc(void)
 	init_waitqueue_head(&ep->wq);
 	atomic_set(&ep->events, 0);
 	xa_init(&ep->chans);
+	mutex_init(&ep->coll_mutex);
 	return ep;
 }
 

@@ -16,6 +16,7 @@
 #include <linux/atomic.h>
 #include <linux/xarray.h>
 #include <linux/mm_types.h>
+#include <linux/mutex.h>
 #include <linux/timekeeping.h>
 #include "ring.h"
 
@@ -59,6 +60,11 @@ struct kprog_job;
  * @nr_grants: slots in @grants
  * @mm: the joining process's mm (mmgrab()ed with @grants): the address
  *	space of granted buffers
+ * @coll_mutex: serialises the starts and withdrawals of steps of its
+ *	collective schedules (coll.c) and their end against close
+ * @coll_closed: closing: no schedule starts another step
+ * @nr_colls: schedules running, at most kprog_max_colls; under
+ *	@coll_mutex
  */
 struct kprog_ep {
 	struct kref ref;
@@ -93,6 +99,10 @@ struct kprog_ep {
 	struct kprog_grant *grants;
 	u32 nr_grants;
 	struct mm_struct *mm;
+
+	struct mutex coll_mutex;	/* schedules' steps */
+	bool coll_closed;
+	u32 nr_colls;
 };
 
 struct kprog_ep *kprog_ep_alloc(void);

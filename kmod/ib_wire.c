@@ -35,11 +35,15 @@ static enum kprog_ib_bad kprog_ib_parse_env(const struct kprog_ib_wenv *w,
 
 	if (w->rsvd)
 		return KPROG_IB_BAD_RSVD;
-	/* EAGER: no flag; RTS: RNDV, and SYNC if the send was synchronous. */
+	/*
+	 * EAGER: no flag; RTS: RNDV, and SYNC if the send was synchronous;
+	 * either may be a step of a collective schedule (COLL).
+	 */
 	if (rndv && (!(flags & KPROG_ENV_RNDV) ||
-		     (flags & ~(KPROG_ENV_RNDV | KPROG_ENV_SYNC))))
+		     (flags & ~(KPROG_ENV_RNDV | KPROG_ENV_SYNC |
+				KPROG_ENV_COLL))))
 		return KPROG_IB_BAD_ENV;
-	if (!rndv && flags)
+	if (!rndv && (flags & ~KPROG_ENV_COLL))
 		return KPROG_IB_BAD_ENV;
 	/* Ranks and tags are non-negative ints; lengths stay in range. */
 	if (tag > S32_MAX || src > S32_MAX ||

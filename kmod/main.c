@@ -24,6 +24,7 @@
 #include "match.h"
 #include "chan.h"
 #include "grant.h"
+#include "coll.h"
 #include "transport.h"
 #include "netlink.h"
 #include "stats.h"
@@ -105,6 +106,22 @@ MODULE_PARM_DESC(max_grants,
 		 "Rendezvous sends an endpoint may post through its channels at once, 0 = none, <= 4096 (default 64)");
 
 /*
+ * Collective schedules (coll.c): a step is 40 bytes copied in plus a
+ * pointer, so a schedule holds at most 48 * max_coll_steps bytes (192 KiB
+ * at the default, enough for a ring allreduce over 680 ranks) and an
+ * endpoint at most max_colls of them.
+ */
+unsigned int kprog_max_coll_steps = 4096;
+module_param_named(max_coll_steps, kprog_max_coll_steps, uint, 0444);
+MODULE_PARM_DESC(max_coll_steps,
+		 "Steps of one collective schedule, <= 1048576 (default 4096)");
+
+unsigned int kprog_max_colls = 64;
+module_param_named(max_colls, kprog_max_colls, uint, 0444);
+MODULE_PARM_DESC(max_colls,
+		 "Collective schedules an endpoint may have running, 0 = none, <= 65536 (default 64)");
+
+/*
  * Who may open /dev/kprog. The node's mode comes from dev_mode (devtmpfs
  * takes it from the misc device); devtmpfs cannot give a misc device's
  * node a group, so the udev rule (packaging/udev/) sets the node's group,
@@ -150,6 +167,8 @@ static int kprog_release(struct inode *inode, struct file *file)
 	if (job) {
 		/* Our channel records are messages already sent: deliver them. */
 		kprog_chan_flush_out(ep);
+		/* No schedule starts a step from now on. */
+		kprog_coll_close(ep);
 		/* Nothing new reaches us, then nothing of us stays queued. */
 		kprog_job_leave_begin(ep);
 		kprog_depart(ep);
@@ -341,6 +360,7 @@ static long kprog_ioc_info(void __user *uarg)
 		.chan_bytes = kprog_chan_bytes,
 		.max_chans = kprog_max_chans,
 		.max_grants = kprog_fast_limit ? kprog_max_grants : 0,
+		.max_coll_steps = kprog_max_colls ? kprog_max_coll_steps : 0,
 	};
 
 	const struct kprog_transport *net = kprog_xport_net_get();
@@ -349,6 +369,8 @@ static long kprog_ioc_info(void __user *uarg)
 		info.features |= KPROG_FEAT_FASTPATH;
 	if (kprog_fast_limit && kprog_max_grants)
 		info.features |= KPROG_FEAT_GRANTS;
+	if (kprog_max_colls)
+		info.features |= KPROG_FEAT_COLL;
 	if (net) {
 		if (net->local_addr && net->local_addr(&info.node_addr))
 			memset(&info.node_addr, 0, sizeof(info.node_addr));
@@ -423,6 +445,31 @@ static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
 	}
 	if (copy_to_user(&up->done, &p.done, sizeof(p.done)) ||
 	    copy_to_user(&up->cqe, &p.cqe, sizeof(p.cqe)))
+		return -EFAULT;
+	return 0;
+}
+
+static long kprog_ioc_coll(struct kprog_ep *ep, void __user *uarg)
+{
+	struct kprog_coll __user *uc = uarg;
+	struct kprog_coll c;
+	int err;
+
+	if (copy_from_user(&c, uc, sizeof(c)))
+		return -EFAULT;
+	/* The result must be deliverable before anything is started. */
+	if (put_user(0U, &uc->done))
+		return -EFAULT;
+	err = kprog_coll_post(ep, &c);
+	if (err)
+		return err;
+	if (c.done) {
+		kprog_stat_add(KPROG_STAT_EVENTS, 1);
+		trace_kprog_complete(ep->job->key, ep->rank, &c.cqe,
+				     KPROG_WHERE_INLINE);
+	}
+	if (copy_to_user(&uc->done, &c.done, sizeof(c.done)) ||
+	    copy_to_user(&uc->cqe, &c.cqe, sizeof(c.cqe)))
 		return -EFAULT;
 	return 0;
 }
@@ -503,6 +550,7 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 	case KPROG_IOC_CHAN_OPEN:
 	case KPROG_IOC_CHAN_DRAIN:
 	case KPROG_IOC_KICK:
+	case KPROG_IOC_COLL:
 		break;
 	default:
 		return -ENOTTY;
@@ -521,6 +569,8 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 		return kprog_ioc_post(ep, uarg, false);
 	case KPROG_IOC_PROBE:
 		return kprog_ioc_probe(ep, uarg);
+	case KPROG_IOC_COLL:
+		return kprog_ioc_coll(ep, uarg);
 	case KPROG_IOC_CANCEL:
 		if (copy_from_user(&cancel, uarg, sizeof(cancel)))
 			return -EFAULT;
@@ -637,6 +687,14 @@ static int kprog_check_params(void)
 		pr_err("kprog: max_grants must be <= 4096\n");
 		return -EINVAL;
 	}
+	if (!kprog_max_coll_steps || kprog_max_coll_steps > (1U << 20)) {
+		pr_err("kprog: max_coll_steps must be in [1, 1048576]\n");
+		return -EINVAL;
+	}
+	if (kprog_max_colls > 65536) {
+		pr_err("kprog: max_colls must be <= 65536\n");
+		return -EINVAL;
+	}
 	if (kprog_dev_mode > 0777) {
 		pr_err("kprog: dev_mode must be <= 0777\n");
 		return -EINVAL;
@@ -663,9 +721,12 @@ static int __init kprog_init(void)
 	err = kprog_eager_init();
 	if (err)
 		goto err_op;
-	err = kprog_xport_init();
+	err = kprog_coll_init();
 	if (err)
 		goto err_eager;
+	err = kprog_xport_init();
+	if (err)
+		goto err_coll;
 	kprog_stats_debugfs_init();
 	kprog_misc.mode = kprog_dev_mode;
 	err = misc_register(&kprog_misc);
@@ -681,6 +742,8 @@ err_misc:
 err_debugfs:
 	kprog_stats_debugfs_exit();
 	kprog_xport_exit();
+err_coll:
+	kprog_coll_exit();
 err_eager:
 	kprog_eager_exit();
 err_op:
@@ -696,6 +759,8 @@ static void __exit kprog_exit(void)
 	kprog_stats_debugfs_exit();
 	/* Transfers may still run after the last close; they free into ep. */
 	kprog_xport_exit();
+	/* Schedules end once their steps did; their last puts free ops. */
+	kprog_coll_exit();
 	kprog_eager_exit();
 	kprog_op_exit();
 	/* Jobs are freed after a grace period, by code of this module. */

@@ -69,6 +69,7 @@ int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg)
 {
 	struct kprog_op *rop = NULL, *it;
 	u64 key = dst->job->key;
+	bool coll;
 	u64 charge;
 
 	spin_lock_bh(&dst->mlock);
@@ -80,7 +81,7 @@ int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg)
 	}
 	list_for_each_entry(it, &dst->posted, qnode) {
 		if (kprog_env_match(&msg->env, it->context, it->peer,
-				    it->tag)) {
+				    it->tag, it->sched)) {
 			rop = it;
 			break;
 		}
@@ -118,25 +119,39 @@ int kprog_arrive(struct kprog_ep *dst, struct kprog_msg *msg)
 	}
 	msg->state = KPROG_MSG_QUEUED;
 	list_add_tail(&msg->qnode, &dst->unexpected);
-	dst->unexp_seq++;
-	kprog_ring_held(&dst->ring, msg->env.src, 1);
+	coll = msg->env.flags & KPROG_ENV_COLL;
+	if (!coll) {
+		dst->unexp_seq++;
+		kprog_ring_held(&dst->ring, msg->env.src, 1);
+	}
 	/*
 	 * Traced under the lock: once it is released, a receive may take the
 	 * queued message and free it (KASAN, the kprog_chan selftest).
 	 */
 	trace_kprog_arrive(key, &msg->env, msg->send_req, KPROG_ARRIVE_QUEUED);
 	spin_unlock_bh(&dst->mlock);
-	/* Blocked probes, and a user-space matcher. */
-	kprog_ep_event(dst);
+	/* Blocked probes, and a user-space matcher (neither sees a step's). */
+	if (!coll)
+		kprog_ep_event(dst);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kprog_arrive);
+
+/*
+ * Under ep->mlock: a queued message leaves the unexpected queue. Messages
+ * of collective schedules are not in the per-source counts.
+ */
+static void kprog_unheld(struct kprog_ep *ep, struct kprog_msg *msg)
+{
+	if (!(msg->env.flags & KPROG_ENV_COLL))
+		kprog_ring_held(&ep->ring, msg->env.src, -1);
+}
 
 /* Under ep->mlock: take @msg out of a queue for a receive. */
 static void kprog_take_msg(struct kprog_ep *ep, struct kprog_msg *msg)
 {
 	if (msg->state == KPROG_MSG_QUEUED)
-		kprog_ring_held(&ep->ring, msg->env.src, -1);
+		kprog_unheld(ep, msg);
 	list_del_init(&msg->qnode);
 	ep->eager_bytes -= msg->charge;
 	msg->charge = 0;
@@ -164,7 +179,7 @@ bool kprog_match_held(struct kprog_ep *ep, u32 context, s32 source, s32 tag)
 
 	spin_lock_bh(&ep->mlock);
 	list_for_each_entry(it, &ep->unexpected, qnode) {
-		if (kprog_env_match(&it->env, context, source, tag)) {
+		if (kprog_env_match(&it->env, context, source, tag, false)) {
 			found = true;
 			break;
 		}
@@ -214,7 +229,7 @@ int kprog_match_recv(struct kprog_ep *ep, struct kprog_op *rop,
 	} else {
 		list_for_each_entry(it, &ep->unexpected, qnode) {
 			if (kprog_env_match(&it->env, rop->context, rop->peer,
-					    rop->tag)) {
+					    rop->tag, rop->sched)) {
 				msg = it;
 				break;
 			}
@@ -278,7 +293,7 @@ int kprog_match_probe(struct kprog_ep *ep, struct kprog_probe *pr)
 	}
 	list_for_each_entry(it, &ep->unexpected, qnode) {
 		if (kprog_env_match(&it->env, pr->context, pr->source,
-				    pr->tag)) {
+				    pr->tag, false)) {
 			msg = it;
 			break;
 		}
@@ -312,7 +327,7 @@ static struct kprog_msg *kprog_withdraw_send(struct kprog_op *sop)
 	list_for_each_entry(it, &m->unexpected, qnode) {
 		if (it->sop == sop) {
 			msg = it;
-			kprog_ring_held(&m->ring, msg->env.src, -1);
+			kprog_unheld(m, msg);
 			list_del_init(&msg->qnode);
 			msg->state = KPROG_MSG_DONE;
 			break;
@@ -323,37 +338,22 @@ static struct kprog_msg *kprog_withdraw_send(struct kprog_op *sop)
 }
 
 /**
- * kprog_cancel() - KPROG_IOC_CANCEL
- * @ep: joined endpoint
- * @req_id: the cookie of a posted operation of @ep
+ * kprog_op_withdraw() - withdraw an operation still waiting for its peer
+ * @op: a posted receive, or a rendezvous send, referenced by the caller
  *
- * An operation whose completion is still in the ring or held back by an
- * overflow, not yet consumed, counts as complete (EBUSY), not unknown.
- * A rendezvous send to another node cannot be withdrawn (EBUSY).
+ * A withdrawn operation completes with -ECANCELED (a send through its
+ * transport). A rendezvous send to another node cannot be withdrawn.
+ * Process context, no kprog lock held.
  *
- * Return: 0, -EBUSY or -ENOENT.
+ * Return: true if it was withdrawn; false if it is matched already (it
+ * completes normally) or cannot be withdrawn.
  */
-int kprog_cancel(struct kprog_ep *ep, u64 req_id)
+bool kprog_op_withdraw(struct kprog_op *op)
 {
-	struct kprog_op *op = NULL, *it;
+	struct kprog_ep *ep = op->owner;
 	struct kprog_msg *msg = NULL;
 	struct kprog_cqe c;
-	unsigned long flags;
-	bool ok = false, busy = false;
-
-	spin_lock_irqsave(&ep->olock, flags);
-	list_for_each_entry(it, &ep->ops, onode) {
-		if (it->req_id == req_id) {
-			op = it;
-			kprog_op_get(op);
-			break;
-		}
-	}
-	if (!op)
-		busy = kprog_cq_holds(ep, req_id);
-	spin_unlock_irqrestore(&ep->olock, flags);
-	if (!op)
-		return busy ? -EBUSY : -ENOENT;
+	bool ok = false;
 
 	if (op->is_send) {
 		msg = kprog_withdraw_send(op);
@@ -377,6 +377,43 @@ int kprog_cancel(struct kprog_ep *ep, u64 req_id)
 		kprog_op_complete(op, &c);
 		kprog_op_put(op);	/* the posted queue's */
 	}
+	return ok;
+}
+
+/**
+ * kprog_cancel() - KPROG_IOC_CANCEL
+ * @ep: joined endpoint
+ * @req_id: the cookie of a posted operation of @ep
+ *
+ * An operation whose completion is still in the ring or held back by an
+ * overflow, not yet consumed, counts as complete (EBUSY), not unknown.
+ * A rendezvous send to another node cannot be withdrawn (EBUSY), nor a
+ * collective schedule (its steps are not operations of the caller's, its
+ * head never waits in a queue: EBUSY).
+ *
+ * Return: 0, -EBUSY or -ENOENT.
+ */
+int kprog_cancel(struct kprog_ep *ep, u64 req_id)
+{
+	struct kprog_op *op = NULL, *it;
+	unsigned long flags;
+	bool ok, busy = false;
+
+	spin_lock_irqsave(&ep->olock, flags);
+	list_for_each_entry(it, &ep->ops, onode) {
+		if (it->req_id == req_id && !it->sched) {
+			op = it;
+			kprog_op_get(op);
+			break;
+		}
+	}
+	if (!op)
+		busy = kprog_cq_holds(ep, req_id);
+	spin_unlock_irqrestore(&ep->olock, flags);
+	if (!op)
+		return busy ? -EBUSY : -ENOENT;
+
+	ok = kprog_op_withdraw(op);
 	kprog_op_put(op);
 	return ok ? 0 : -EBUSY;
 }
@@ -438,7 +475,7 @@ void kprog_peer_gone(struct kprog_job *job, u32 rank, int err)
 		}
 		list_for_each_entry_safe(msg, mtmp, &y->unexpected, qnode) {
 			if (msg->env.src == rank && kprog_msg_is_rndv(msg)) {
-				kprog_ring_held(&y->ring, rank, -1);
+				kprog_unheld(y, msg);
 				list_move_tail(&msg->qnode, &mq);
 				msg->state = KPROG_MSG_DONE;
 			}

@@ -28,6 +28,7 @@ int kprog_match_recv(struct kprog_ep *ep, struct kprog_op *rop,
 int kprog_match_probe(struct kprog_ep *ep, struct kprog_probe *pr);
 bool kprog_match_held(struct kprog_ep *ep, u32 context, s32 source, s32 tag);
 int kprog_cancel(struct kprog_ep *ep, u64 req_id);
+bool kprog_op_withdraw(struct kprog_op *op);
 void kprog_depart(struct kprog_ep *ep);
 
 /* eager.c */
@@ -55,13 +56,16 @@ void kprog_msg_drop(struct kprog_msg *msg, int err);
  * @context: the receive's context
  * @source: its source rank or KPROG_ANY_SOURCE
  * @tag: its tag or KPROG_ANY_TAG
+ * @coll: the receive is a step of a collective schedule: it matches only
+ *	messages of schedules, and other receives and probes only others
  *
  * Return: true on a match.
  */
 static inline bool kprog_env_match(const struct kprog_env *env, u32 context,
-				   s32 source, s32 tag)
+				   s32 source, s32 tag, bool coll)
 {
 	return env->context == context &&
+	       !(env->flags & KPROG_ENV_COLL) == !coll &&
 	       (source == KPROG_ANY_SOURCE || source == env->src) &&
 	       (tag == KPROG_ANY_TAG || tag == env->tag);
 }

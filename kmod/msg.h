@@ -18,6 +18,12 @@ struct kprog_transport;
 /* Envelope flags. */
 #define KPROG_ENV_RNDV		BIT(0)	/* data stays with the sender */
 #define KPROG_ENV_SYNC		BIT(1)	/* sender completes when matched */
+/*
+ * A step of a collective schedule (coll.c): matches only receives of
+ * schedules, which match only such messages; never counted in the
+ * per-source counts or events a user-space matcher reads.
+ */
+#define KPROG_ENV_COLL		BIT(2)
 
 /**
  * struct kprog_env - the matching information of a message

@@ -28,6 +28,7 @@
 #include "ep.h"
 
 struct kprog_msg;
+struct kprog_sched;
 struct file;
 struct poll_table_struct;
 
@@ -104,6 +105,9 @@ enum kprog_op_olist {
  * @cqe: the completion while on owner->overflow
  * @times: when it and its peer were posted and matched, for the ring of
  *	an owner joined with KPROG_JOIN_TIMES (see struct kprog_cqe_times)
+ * @sched: a step of this collective schedule (coll.c): its completion
+ *	goes to the schedule, not to the ring; NULL for others
+ * @sched_step: its index in @sched
  */
 struct kprog_op {
 	refcount_t ref;
@@ -128,6 +132,8 @@ struct kprog_op {
 	void *xhandle;
 	struct kprog_cqe cqe;
 	struct kprog_cqe_times times;
+	struct kprog_sched *sched;
+	u32 sched_step;
 };
 
 struct kprog_op *kprog_op_new(struct kprog_ep *ep,

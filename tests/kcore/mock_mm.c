@@ -8,6 +8,8 @@
 #include <linux/mman.h>
 #include <linux/mmap_lock.h>
 #include <linux/tracepoint-defs.h>
+#include <linux/kthread.h>
+#include <asm/fpu/api.h>
 #include "mock.h"
 #include "mock_int.h"
 #include "runner.h"
@@ -270,8 +272,56 @@ void mock_huge_unmap(void *p, u64 len)
 	munmap(p, len);
 }
 
+static int mock_fpu_depth;
+static struct mm_struct *mock_used_mm;
+
 void mock_mm_check(void)
 {
+	if (mock_used_mm || mock_fpu_depth)
+		mock_fail_at(NULL, "an mm still in use by a kernel thread, or an FPU section open");
 	if (mock_pinned_pages)
 		mock_fail_after("%ld pages left pinned", mock_pinned_pages);
+}
+
+/* ---------------------------------------------------------------------
+ * A kernel thread working on a process's address space, and the FPU
+ *
+ * kthread_use_mm() makes the current kernel thread's user copies reach
+ * @mm (here: the test's memory, as for every process); the use must end
+ * before the thread does anything else. kernel_fpu_begin() disables
+ * preemption as the kernel's does, so a user copy (which may fault and
+ * sleep) or a nested section inside it fails the test.
+ */
+void kthread_use_mm(struct mm_struct *mm)
+{
+	if (current->mm || mock_used_mm)
+		mock_fail_at(CALLER, "kthread_use_mm() by a task with an mm");
+	if (atomic_read(&mm->mm_users) <= 0)
+		mock_fail_at(CALLER, "kthread_use_mm() of mm %p without a user", mm);
+	mock_used_mm = mm;
+	current->mm = mm;
+	current->active_mm = mm;
+}
+
+void kthread_unuse_mm(struct mm_struct *mm)
+{
+	if (mock_used_mm != mm || current->mm != mm)
+		mock_fail_at(CALLER, "kthread_unuse_mm() of mm %p not in use", mm);
+	mock_used_mm = NULL;
+	current->mm = NULL;
+	current->active_mm = NULL;
+}
+
+void kernel_fpu_begin_mask(unsigned int kfpu_mask)
+{
+	if (mock_fpu_depth++)
+		mock_fail_at(CALLER, "nested kernel_fpu_begin()");
+	__preempt_count_add(1);
+}
+
+void kernel_fpu_end(void)
+{
+	if (--mock_fpu_depth)
+		mock_fail_at(CALLER, "kernel_fpu_end() without kernel_fpu_begin()");
+	__preempt_count_sub(1);
 }

@@ -13,6 +13,7 @@
 #include "transport.h"
 #include "ktest.h"
 #include "fake_xport.h"
+#include "coll.h"
 #include "stubs.h"
 
 /* Nothing of a failed load may remain. */
@@ -106,6 +107,9 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 		{ &kprog_fast_limit, (1U << 20) + 1, "fast_limit" },
 		{ &kprog_max_chans, 65537, "max_chans" },
 		{ &kprog_max_grants, 4097, "max_grants" },
+		{ &kprog_max_coll_steps, 0, "max_coll_steps" },
+		{ &kprog_max_coll_steps, (1U << 20) + 1, "max_coll_steps" },
+		{ &kprog_max_colls, 65537, "max_colls" },
 		{ &kprog_dev_mode, 01000, "dev_mode" },
 		{ (unsigned int *)&kprog_dev_group, -2, "dev_group" },
 	};
@@ -155,11 +159,12 @@ static void after_failed_load(void *arg)
 TEST_NO_MODULE(main__every_allocation_failing_at_load_unwinds)
 {
 	/*
-	 * Four workqueues: deferred frees, eager deliveries, shm copies
-	 * (unbound, and bound to a waiting process's CPU).
+	 * Five workqueues: deferred frees, eager deliveries, collective
+	 * schedules, shm copies (unbound, and bound to a waiting process's
+	 * CPU).
 	 */
 	EXPECT_EQ(kt_each_alloc_failure(load, after_failed_load, NULL, -ENOMEM),
-		  4);
+		  5);
 	kt_unload();
 	expect_nothing_loaded();
 }
@@ -398,7 +403,8 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
 				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_FASTPATH |
 				 KPROG_FEAT_PEERS | KPROG_FEAT_TIMES |
-				 KPROG_FEAT_WAITER | KPROG_FEAT_GRANTS);
+				 KPROG_FEAT_WAITER | KPROG_FEAT_GRANTS |
+				 KPROG_FEAT_COLL);
 	EXPECT_EQ(info.transports, KPROG_XPORT_SHM);
 	EXPECT_EQ(info.eager_limit, 8192);
 	EXPECT_EQ(info.eager_quota, 1 << 20);
@@ -413,7 +419,7 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 	EXPECT_EQ(info.max_chans, 256);
 	EXPECT_EQ(info.max_rndv, 16384);
 	EXPECT_EQ(info.max_grants, 64);
-	EXPECT_EQ(info.max_coll_steps, 0);
+	EXPECT_EQ(info.max_coll_steps, 4096);
 	EXPECT_EQ(info.node_addr.family, 0);	/* no network transport */
 	/* A network transport shows; after JOIN too. */
 	kt_fx_install();
@@ -434,7 +440,8 @@ TEST_NO_MODULE(main__get_info_without_fast_path_has_no_fastpath_feature)
 	ASSERT_OK(kt_info(e, &info));
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
 				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_PEERS |
-				 KPROG_FEAT_TIMES | KPROG_FEAT_WAITER);
+				 KPROG_FEAT_TIMES | KPROG_FEAT_WAITER |
+				 KPROG_FEAT_COLL);
 	EXPECT_EQ(info.fast_limit, 0);
 }
 

@@ -13,6 +13,7 @@
 #include "ktest.h"
 #include "fake_xport.h"
 #include "stubs.h"
+#include "coll.h"
 
 /* ---------------------------------------------------------------------
  * Module parameters and loading
@@ -22,6 +23,7 @@ static unsigned int *const params[] = {
 	&kprog_max_iov, &kprog_max_iov_total, &kprog_ring_entries,
 	&kprog_max_job_size, &kprog_fast_limit, &kprog_chan_bytes,
 	&kprog_max_chans, &kprog_max_grants, &kprog_dev_mode, (unsigned int *)&kprog_dev_group,
+	&kprog_max_coll_steps, &kprog_max_colls,
 };
 static unsigned int param_defaults[ARRAY_SIZE(params)];
 static bool param_defaults_saved;

@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kprog collective schedules: KPROG_IOC_COLL hands the module one
+ * nonblocking collective as rounds of steps (send, receive, copy,
+ * reduce), which the module runs with no further call from the process
+ * and which ends with exactly one completion in the ring.
+ *
+ *   post      the ioctl copies and checks the steps, then runs rounds
+ *             itself until one must wait for a message (or all are done:
+ *             the ioctl returns the completion, nothing goes to the ring)
+ *   steps     a SEND or RECV is an ordinary kprog operation of the
+ *             process, with the schedule's (context, tag) and an envelope
+ *             flag that keeps it apart from point-to-point traffic, so
+ *             every transport carries it unchanged; its completion is
+ *             diverted here (kprog_op_complete()) instead of the ring
+ *   rounds    the completion of a round's last step (any context, often
+ *             a softirq) queues the schedule's work item, which starts
+ *             the next round in process context on the process's mm
+ *             (kthread_use_mm()), as the ioctl would; COPY and REDUCE run
+ *             there too, through kernel bounce pages
+ *   end       the last round, or the first failing step (its other steps
+ *             withdrawn), completes the schedule's head operation: one
+ *             ring entry through the ordinary completion path (overflow,
+ *             WAIT, poll unchanged)
+ *
+ * Locking: ep->coll_mutex serialises everything that starts or withdraws
+ * steps of an endpoint's schedules (the ioctl, the work items) against
+ * each other and against close (kprog_coll_close()); completions never
+ * take it. A schedule's pending count, with a bias held by whoever posts
+ * a round, says when the round is over; the one who brings it to zero
+ * owns the schedule next. @lock guards only the table of steps in
+ * flight, for withdrawal.
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/kthread.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <linux/kprog.h>
+#ifdef CONFIG_X86
+#include <asm/fpu/api.h>
+#endif
+#include "kprog.h"
+#include "job.h"
+#include "op.h"
+#include "match.h"
+#include "transport.h"
+#include "stats.h"
+#include "coll.h"
+
+static struct workqueue_struct *kprog_coll_wq;
+
+/* Live schedules, checked at unload to catch leaks. */
+static atomic_t kprog_live_scheds = ATOMIC_INIT(0);
+
+/**
+ * struct kprog_sched - a collective schedule being run
+ * @ref: one while it runs (dropped when it ends), one per queued work
+ *	item, one held by the ioctl that posts it
+ * @ep: its endpoint, referenced
+ * @head: the operation whose completion is the schedule's (on the
+ *	owner's list while the schedule runs past its ioctl), referenced
+ * @mm: the process's address space (mmgrab()ed; mmget_not_zero() while
+ *	a round starts from the work item)
+ * @req_id: the completion's cookie
+ * @context: the context of its messages
+ * @tag: the tag of its messages
+ * @nr_steps: entries in @steps
+ * @next: the first step not started; under ep->coll_mutex
+ * @pending: steps of the current round in flight, plus one while the
+ *	round is being started
+ * @err: the first failure (0: none); set once, with cmpxchg()
+ * @handoff: the round is over and the work item must start the next
+ * @lock: guards @ops; irq-safe (completions come from any context)
+ * @work: starts rounds and withdraws steps in process context
+ * @steps: the checked copy of the caller's steps
+ * @ops: per step, its operation while it is in flight (referenced)
+ */
+struct kprog_sched {
+	refcount_t ref;
+	struct kprog_ep *ep;
+	struct kprog_op *head;
+	struct mm_struct *mm;
+	u64 req_id;
+	u32 context;
+	s32 tag;
+	u32 nr_steps;
+	u32 next;
+	atomic_t pending;
+	int err;
+	bool handoff;
+	spinlock_t lock;	/* @ops */
+	struct work_struct work;
+	struct kprog_coll_step *steps;
+	struct kprog_op **ops;
+};
+
+static void kprog_sched_free(struct kprog_sched *s)
+{
+	kvfree(s->ops);
+	kvfree(s->steps);
+	if (s->head)
+		kprog_op_put(s->head);
+	mmdrop(s->mm);
+	kprog_ep_put(s->ep);
+	kfree(s);
+	atomic_dec(&kprog_live_scheds);
+}
+
+/* Process context: the last reference drops the endpoint's. */
+static void kprog_sched_put(struct kprog_sched *s)
+{
+	if (refcount_dec_and_test(&s->ref))
+		kprog_sched_free(s);
+}
+
+/* Queue the work item, with a reference of its own. Any context. */
+static void kprog_sched_kick(struct kprog_sched *s)
+{
+	refcount_inc(&s->ref);
+	if (!queue_work(kprog_coll_wq, &s->work))
+		refcount_dec(&s->ref);	/* queued already: it holds one */
+}
+
+/* Record the first failure; true if @err is it. */
+static bool kprog_sched_fail(struct kprog_sched *s, int err)
+{
+	return !cmpxchg(&s->err, 0, err);
+}
+
+/* A step of the current round ended (or never went in flight). */
+static void kprog_sched_step_end(struct kprog_sched *s)
+{
+	if (!atomic_dec_and_test(&s->pending))
+		return;
+	/* The round is over: the work item owns the schedule now. */
+	WRITE_ONCE(s->handoff, true);
+	kprog_sched_kick(s);
+}
+
+/* Step @i is in flight as @op: withdrawal finds it here. */
+static void kprog_sched_track(struct kprog_sched *s, u32 i, struct kprog_op *op)
+{
+	unsigned long flags;
+
+	kprog_op_get(op);
+	atomic_inc(&s->pending);
+	spin_lock_irqsave(&s->lock, flags);
+	s->ops[i] = op;
+	spin_unlock_irqrestore(&s->lock, flags);
+}
+
+/* Step @i is no longer in flight; drops the table's reference. */
+static void kprog_sched_untrack(struct kprog_sched *s, u32 i,
+				struct kprog_op *op)
+{
+	unsigned long flags;
+	bool was;
+
+	spin_lock_irqsave(&s->lock, flags);
+	was = s->ops[i] == op;
+	if (was)
+		s->ops[i] = NULL;
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (was)
+		kprog_op_put(op);
+}
+
+/**
+ * kprog_coll_op_done() - a SEND or RECV step's operation completed
+ * @op: the step's operation (@op->sched set), off its owner's list
+ * @cqe: its completion, which does not go to the ring
+ *
+ * Called by kprog_op_complete() in any context, with the owner list's
+ * reference, which passes here. A receive that got fewer bytes than its
+ * step names failed (-EMSGSIZE), as one that got more.
+ */
+void kprog_coll_op_done(struct kprog_op *op, const struct kprog_cqe *cqe)
+{
+	struct kprog_sched *s = op->sched;
+	int err = cqe->error;
+
+	if (!err && !op->is_send && cqe->bytes != op->buf.len)
+		err = -EMSGSIZE;
+	kprog_sched_untrack(s, op->sched_step, op);
+	kprog_op_put(op);
+	/* The other steps are withdrawn by the work item (or the runner). */
+	if (err && kprog_sched_fail(s, err))
+		kprog_sched_kick(s);
+	kprog_sched_step_end(s);
+}
+
+/* Withdraw every step in flight that can be; under ep->coll_mutex. */
+static void kprog_sched_withdraw(struct kprog_sched *s)
+{
+	unsigned long flags;
+	struct kprog_op *op;
+	u32 i;
+
+	for (i = 0; i < s->nr_steps; i++) {
+		spin_lock_irqsave(&s->lock, flags);
+		op = s->ops[i];
+		if (op)
+			kprog_op_get(op);
+		spin_unlock_irqrestore(&s->lock, flags);
+		if (!op)
+			continue;
+		/* Not withdrawn: matched already, it completes by itself. */
+		kprog_op_withdraw(op);
+		kprog_op_put(op);
+	}
+}
+
+/* The post a SEND or RECV step makes. */
+static void kprog_sched_post_of(const struct kprog_sched *s,
+				const struct kprog_coll_step *st, u64 addr,
+				struct kprog_post *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->req_id = s->req_id;
+	p->addr = addr;
+	p->len = st->len;
+	p->context = s->context;
+	p->peer = st->peer;
+	p->tag = s->tag;
+	if (st->flags & KPROG_STEP_IOV)
+		p->flags = KPROG_POST_IOV;
+}
+
+/* A rendezvous SEND step: an operation in flight until its FIN. */
+static int kprog_sched_send_rndv(struct kprog_sched *s, u32 i,
+				 struct kprog_post *p,
+				 const struct kprog_transport *xport,
+				 const struct kprog_peer_ref *peer,
+				 struct kprog_iov_import *im)
+{
+	struct kprog_ep *ep = s->ep;
+	struct kprog_op *sop;
+	struct kprog_msg *msg;
+	int err;
+
+	sop = kprog_op_new_mm(ep, p, true, im, KPROG_BUDGET_NONE, s->mm);
+	if (IS_ERR(sop))
+		return PTR_ERR(sop);
+	/* Bounded by max_colls * max_coll_steps, not max_rndv. */
+	kprog_op_charge_budget(sop, KPROG_BUDGET_RNDV, true);
+	sop->sched = s;
+	sop->sched_step = i;
+	if (peer->kind == KPROG_PEER_LOCAL) {
+		kprog_ep_get(peer->ep);
+		sop->dst = peer->ep;
+	}
+	msg = kprog_rndv_build(sop, xport, KPROG_ENV_COLL, &err);
+	if (!msg) {
+		kprog_op_uncharge(sop);
+		kprog_op_put(sop);
+		return err;
+	}
+	sop->state = KPROG_OP_POSTED;
+	kprog_sched_track(s, i, sop);
+	/* Its completion may come before send_env returns. */
+	kprog_op_activate(sop);
+	err = xport->send_env(ep->job, peer, msg);
+	if (err) {
+		if (xport->put_handle)
+			xport->put_handle(sop);
+		kprog_msg_free(msg);
+		if (kprog_op_deactivate(sop))
+			kprog_op_put(sop);
+		kprog_sched_untrack(s, i, sop);
+		atomic_dec(&s->pending);	/* the runner's bias remains */
+	}
+	return err;
+}
+
+static int kprog_sched_send(struct kprog_sched *s, u32 i)
+{
+	const struct kprog_coll_step *st = &s->steps[i];
+	struct kprog_ep *ep = s->ep;
+	struct kprog_job *job = ep->job;
+	const struct kprog_transport *xport;
+	struct kprog_iov_import im;
+	struct kprog_peer_ref peer;
+	struct kprog_msg *msg;
+	struct kprog_post p;
+	int err;
+
+	kprog_sched_post_of(s, st, st->src, &p);
+	err = kprog_iov_import(&im, &p);
+	if (err)
+		return err;
+	kprog_job_peer(job, st->peer, &peer);
+	xport = kprog_xport_for(job, &peer);
+	if (!xport) {
+		err = peer.kind == KPROG_PEER_REMOTE ? -EHOSTUNREACH :
+						       -ECONNRESET;
+		goto out;
+	}
+	err = -ENOBUFS;
+	if (im.len <= job->eager_limit &&
+	    im.len + KPROG_EAGER_OVERHEAD <= kprog_eager_quota) {
+		/* Eager: the step is over once the message is handed on. */
+		msg = kprog_eager_build(ep, &p, &im, &err);
+		if (msg) {
+			msg->env.flags |= KPROG_ENV_COLL;
+			err = xport->send_env(job, &peer, msg);
+			if (err)
+				kprog_msg_free(msg);
+		}
+	}
+	/* -ENOBUFS from the eager path: the receiver's quota is used up. */
+	if (err == -ENOBUFS)
+		err = kprog_sched_send_rndv(s, i, &p, xport, &peer, &im);
+out:
+	if (peer.ep)
+		kprog_ep_put(peer.ep);
+	kprog_iov_release(&im);
+	return err;
+}
+
+static int kprog_sched_recv(struct kprog_sched *s, u32 i)
+{
+	const struct kprog_coll_step *st = &s->steps[i];
+	struct kprog_ep *ep = s->ep;
+	struct kprog_msg *msg;
+	struct kprog_op *rop;
+	struct kprog_post p;
+	u64 bytes;
+	int err;
+
+	kprog_sched_post_of(s, st, st->dst, &p);
+	rop = kprog_op_new_mm(ep, &p, false, NULL, KPROG_BUDGET_NONE, s->mm);
+	if (IS_ERR(rop))
+		return PTR_ERR(rop);
+	kprog_op_charge_budget(rop, KPROG_BUDGET_OPS, true);
+	rop->sched = s;
+	rop->sched_step = i;
+	kprog_sched_track(s, i, rop);
+	err = kprog_match_recv(ep, rop, &msg, false);
+	if (!err && !msg)
+		return 0;	/* posted: the list and the queue hold it */
+	if (!err && msg->src_gone) {
+		kprog_msg_drop(msg, -ECONNRESET);
+		err = -ECONNRESET;
+	} else if (!err && kprog_msg_is_rndv(msg)) {
+		/* On the owner's list already; the transfer takes a reference. */
+		kprog_op_get(rop);
+		kprog_rndv_start(msg, rop,
+				 msg->env.len <= ep->job->eager_limit);
+		return 0;
+	} else if (!err) {
+		bytes = kprog_eager_copy_out(msg, rop, &err);
+		kprog_msg_free(msg);
+		if (!err && bytes != rop->buf.len)
+			err = -EMSGSIZE;
+	}
+	kprog_sched_untrack(s, i, rop);
+	atomic_dec(&s->pending);	/* the runner's bias remains */
+	kprog_op_uncharge(rop);
+	kprog_op_put(rop);
+	return err;
+}
+
+/* COPY and REDUCE move at most this much through the bounce pages at once. */
+#define KPROG_SCHED_CHUNK	PAGE_SIZE
+
+static int kprog_sched_local(struct kprog_sched *s, u32 i)
+{
+	const struct kprog_coll_step *st = &s->steps[i];
+	void __user *src = u64_to_user_ptr(st->src);
+	void __user *dst = u64_to_user_ptr(st->dst);
+	bool reduce = st->kind == KPROG_STEP_REDUCE;
+	u32 size = reduce ? kprog_reduce_size(st->dtype, st->op) : 1;
+	void *a, *b = NULL;
+	u64 pos, n;
+	int err = 0;
+
+	a = kmalloc(KPROG_SCHED_CHUNK, GFP_KERNEL_ACCOUNT);
+	if (reduce && a)
+		b = kmalloc(KPROG_SCHED_CHUNK, GFP_KERNEL_ACCOUNT);
+	if (!a || (reduce && !b)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (pos = 0; pos < st->len; pos += n) {
+		n = min_t(u64, st->len - pos, KPROG_SCHED_CHUNK);
+		if (copy_from_user(a, src + pos, n) ||
+		    (reduce && copy_from_user(b, dst + pos, n))) {
+			err = -EFAULT;
+			break;
+		}
+		if (reduce) {
+			/* No fault, no sleep in here: the data is copied in. */
+#ifdef CONFIG_X86
+			kernel_fpu_begin();
+#endif
+			kprog_reduce_apply(st->dtype, st->op, b, a, n / size);
+#ifdef CONFIG_X86
+			kernel_fpu_end();
+#endif
+		}
+		if (copy_to_user(dst + pos, reduce ? b : a, n)) {
+			err = -EFAULT;
+			break;
+		}
+		cond_resched();
+	}
+out:
+	kfree(b);
+	kfree(a);
+	return err;
+}
+
+/* Start step @i; its own failure is returned, later ones come through
+ * kprog_coll_op_done().
+ */
+static int kprog_sched_step(struct kprog_sched *s, u32 i)
+{
+	switch (s->steps[i].kind) {
+	case KPROG_STEP_SEND:
+		return kprog_sched_send(s, i);
+	case KPROG_STEP_RECV:
+		return kprog_sched_recv(s, i);
+	default:
+		return kprog_sched_local(s, i);
+	}
+}
+
+/*
+ * Start rounds until one must wait or the schedule is over. The caller
+ * owns the schedule (nothing in flight), holds ep->coll_mutex and runs
+ * in process context on the process's mm.
+ *
+ * Return: true when the schedule is over (@err says how).
+ */
+static bool kprog_sched_run(struct kprog_sched *s)
+{
+	u32 i, round;
+	int err;
+
+	for (;;) {
+		if (READ_ONCE(s->ep->coll_closed))
+			kprog_sched_fail(s, -ECONNRESET);
+		if (READ_ONCE(s->err) || s->next == s->nr_steps)
+			return true;
+		round = s->steps[s->next].round;
+		atomic_set(&s->pending, 1);
+		for (i = s->next; i < s->nr_steps && s->steps[i].round == round;
+		     i++) {
+			if (READ_ONCE(s->err))
+				break;
+			err = kprog_sched_step(s, i);
+			if (err)
+				kprog_sched_fail(s, err);
+		}
+		s->next = i;
+		if (READ_ONCE(s->err))
+			kprog_sched_withdraw(s);
+		if (!atomic_dec_and_test(&s->pending))
+			return false;
+	}
+}
+
+static void kprog_sched_work(struct work_struct *work)
+{
+	struct kprog_sched *s = container_of(work, struct kprog_sched, work);
+	struct kprog_ep *ep = s->ep;
+	u64 start = kprog_stat_clock();
+	struct kprog_cqe c;
+	bool over = false;
+
+	mutex_lock(&ep->coll_mutex);
+	if (READ_ONCE(s->err))
+		kprog_sched_withdraw(s);
+	if (xchg(&s->handoff, false)) {
+		if (READ_ONCE(s->err) || READ_ONCE(ep->coll_closed)) {
+			over = true;
+		} else if (!mmget_not_zero(s->mm)) {
+			/* The process is exiting; its close follows. */
+			kprog_sched_fail(s, -ECONNRESET);
+			over = true;
+		} else {
+			kthread_use_mm(s->mm);
+			over = kprog_sched_run(s);
+			kthread_unuse_mm(s->mm);
+			mmput(s->mm);
+		}
+		if (over)
+			ep->nr_colls--;
+	}
+	mutex_unlock(&ep->coll_mutex);
+	/* Counted before the completion makes it visible to user space. */
+	kprog_stat_run(KPROG_STAT_WORK_ITEMS, start);
+	if (over) {
+		if (!READ_ONCE(s->err) && READ_ONCE(ep->coll_closed))
+			kprog_sched_fail(s, -ECONNRESET);
+		kprog_cqe_fill(&c, s->req_id, ep->rank, s->tag, 0,
+			       READ_ONCE(s->err));
+		kprog_op_complete(s->head, &c);
+		kprog_sched_put(s);	/* it ran */
+	}
+	kprog_sched_put(s);		/* the work item's */
+}
+
+static bool kprog_sched_overlap(u64 a, u64 b, u64 len)
+{
+	return len && a < b + len && b < a + len;
+}
+
+/* The kernel does not trust a schedule: see <linux/kprog.h>. */
+static int kprog_sched_check(const struct kprog_sched *s, u32 size, u32 self)
+{
+	const struct kprog_coll_step *st;
+	u64 bytes;
+	u32 i;
+
+	for (i = 0; i < s->nr_steps; i++) {
+		st = &s->steps[i];
+		if ((st->flags & ~KPROG_STEP_IOV) || st->__pad)
+			return -EINVAL;
+		if (i && st->round < s->steps[i - 1].round)
+			return -EINVAL;
+		switch (st->kind) {
+		case KPROG_STEP_SEND:
+		case KPROG_STEP_RECV:
+			if (st->peer < 0 || st->peer >= size || st->peer == self ||
+			    st->dtype || st->op)
+				return -EINVAL;
+			if (st->flags & KPROG_STEP_IOV) {
+				if (st->len > kprog_max_iov)
+					return -EINVAL;
+				bytes = st->len * sizeof(struct kprog_iov);
+			} else {
+				if (st->len > KPROG_MAX_MSG)
+					return -EINVAL;
+				bytes = st->len;
+			}
+			if (!access_ok(u64_to_user_ptr(st->kind == KPROG_STEP_SEND ?
+						       st->src : st->dst), bytes))
+				return -EFAULT;
+			break;
+		case KPROG_STEP_REDUCE:
+			bytes = kprog_reduce_size(st->dtype, st->op);
+			if (!bytes || st->len % bytes)
+				return -EINVAL;
+			fallthrough;
+		case KPROG_STEP_COPY:
+			if (st->kind == KPROG_STEP_COPY && (st->dtype || st->op))
+				return -EINVAL;
+			if ((st->flags & KPROG_STEP_IOV) || st->len > KPROG_MAX_MSG ||
+			    kprog_sched_overlap(st->src, st->dst, st->len))
+				return -EINVAL;
+			if (!access_ok(u64_to_user_ptr(st->src), st->len) ||
+			    !access_ok(u64_to_user_ptr(st->dst), st->len))
+				return -EFAULT;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Copy in and check the steps of @uc. */
+static struct kprog_sched *kprog_sched_new(struct kprog_ep *ep,
+					   const struct kprog_coll *uc)
+{
+	struct kprog_sched *s;
+	int err = -ENOMEM;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+	if (!s)
+		return ERR_PTR(-ENOMEM);
+	atomic_inc(&kprog_live_scheds);
+	refcount_set(&s->ref, 1);
+	kprog_ep_get(ep);
+	s->ep = ep;
+	mmgrab(current->mm);
+	s->mm = current->mm;
+	s->req_id = uc->req_id;
+	s->context = uc->context;
+	s->tag = uc->tag;
+	s->nr_steps = uc->nr_steps;
+	spin_lock_init(&s->lock);
+	INIT_WORK(&s->work, kprog_sched_work);
+	s->steps = kvmalloc_array(s->nr_steps, sizeof(*s->steps),
+				  GFP_KERNEL_ACCOUNT);
+	s->ops = kvcalloc(s->nr_steps, sizeof(*s->ops), GFP_KERNEL_ACCOUNT);
+	if (!s->steps || !s->ops)
+		goto err;
+	err = -EFAULT;
+	if (copy_from_user(s->steps, u64_to_user_ptr(uc->steps),
+			   (size_t)s->nr_steps * sizeof(*s->steps)))
+		goto err;
+	err = kprog_sched_check(s, ep->job->size, ep->rank);
+	if (err)
+		goto err;
+	return s;
+err:
+	kprog_sched_free(s);
+	return ERR_PTR(err);
+}
+
+/**
+ * kprog_coll_post() - KPROG_IOC_COLL
+ * @ep: joined endpoint
+ * @uc: the request, copied in; @done and @cqe are filled
+ *
+ * Return: 0 (the schedule runs, or is over when @uc->done is set) or a
+ * negative errno (nothing was started): -EINVAL, -E2BIG, -ENOBUFS,
+ * -EFAULT, -ENOMEM, -EOPNOTSUPP (max_colls is 0).
+ */
+int kprog_coll_post(struct kprog_ep *ep, struct kprog_coll *uc)
+{
+	struct kprog_post hp = {
+		.req_id = uc->req_id,
+		.context = uc->context,
+		.peer = ep->rank,
+		.tag = uc->tag,
+	};
+	struct kprog_sched *s;
+	struct kprog_op *head;
+	int err = 0;
+
+	uc->done = 0;
+	if (!kprog_max_colls)
+		return -EOPNOTSUPP;
+	if (uc->flags || uc->tag < 0 || !uc->nr_steps || !current->mm)
+		return -EINVAL;
+	if (uc->nr_steps > kprog_max_coll_steps)
+		return -E2BIG;
+	s = kprog_sched_new(ep, uc);
+	if (IS_ERR(s))
+		return PTR_ERR(s);
+	refcount_inc(&s->ref);	/* the caller's */
+
+	mutex_lock(&ep->coll_mutex);
+	if (ep->nr_colls >= kprog_max_colls) {
+		err = -ENOBUFS;
+		goto out;
+	}
+	/* Its max_ops slot bounds the overflow list, as any receive's. */
+	head = kprog_op_new(ep, &hp, false, NULL, KPROG_BUDGET_OPS);
+	if (IS_ERR(head)) {
+		err = PTR_ERR(head);
+		goto out;
+	}
+	kprog_op_get(head);
+	s->head = head;
+	ep->nr_colls++;
+	if (kprog_sched_run(s)) {
+		ep->nr_colls--;
+		uc->done = 1;
+		kprog_cqe_fill(&uc->cqe, s->req_id, ep->rank, s->tag, 0,
+			       s->err);
+		kprog_op_uncharge(head);
+		kprog_op_put(head);
+		kprog_sched_put(s);	/* it ran */
+	} else {
+		/*
+		 * Its completion goes to the ring. No work item can end the
+		 * schedule before it is listed: they wait for the mutex.
+		 */
+		kprog_op_activate(head);
+	}
+out:
+	mutex_unlock(&ep->coll_mutex);
+	if (err)
+		kprog_sched_put(s);	/* never ran */
+	kprog_sched_put(s);		/* the caller's */
+	return err;
+}
+
+/**
+ * kprog_coll_close() - no schedule of a departing endpoint starts a step
+ * @ep: endpoint whose file is released, before kprog_depart()
+ *
+ * Waits for rounds being started; the steps they left in flight are
+ * withdrawn or failed by the departure like any operation of @ep, and
+ * each schedule then ends (its completion is dropped with the ring).
+ */
+void kprog_coll_close(struct kprog_ep *ep)
+{
+	mutex_lock(&ep->coll_mutex);
+	WRITE_ONCE(ep->coll_closed, true);
+	mutex_unlock(&ep->coll_mutex);
+}
+
+/**
+ * kprog_coll_init() - the work queue of schedules
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kprog_coll_init(void)
+{
+	kprog_coll_wq = alloc_workqueue("kprog_coll", WQ_UNBOUND, 0);
+	return kprog_coll_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * kprog_coll_exit() - wait for queued rounds; call after the transports
+ */
+void kprog_coll_exit(void)
+{
+	destroy_workqueue(kprog_coll_wq);
+	if (atomic_read(&kprog_live_scheds))
+		pr_err("kprog: leaked %d collective schedules\n",
+		       atomic_read(&kprog_live_scheds));
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kprog collective schedules (KPROG_IOC_COLL): a nonblocking collective
+ * handed to the module as rounds of steps, run from the module's
+ * completion path (coll.c), and the reduction kernels of its REDUCE steps
+ * (coll_reduce.c). docs/DESIGN.md, "Collective schedules".
+ */
+#ifndef _KPROG_COLL_H
+#define _KPROG_COLL_H
+
+#include <linux/types.h>
+
+struct kprog_ep;
+struct kprog_op;
+struct kprog_coll;
+struct kprog_cqe;
+
+extern unsigned int kprog_max_coll_steps;
+extern unsigned int kprog_max_colls;
+
+int kprog_coll_post(struct kprog_ep *ep, struct kprog_coll *uc);
+void kprog_coll_op_done(struct kprog_op *op, const struct kprog_cqe *cqe);
+void kprog_coll_close(struct kprog_ep *ep);
+int kprog_coll_init(void);
+void kprog_coll_exit(void);
+
+/* coll_reduce.c: arithmetic only, see there */
+u32 kprog_reduce_size(u32 dtype, u32 op);
+void kprog_reduce_apply(u32 dtype, u32 op, void *dst, const void *src,
+			size_t n);
+
+#endif /* _KPROG_COLL_H */
