@@ -119,9 +119,12 @@ static int rand_count(int big)
 	}
 }
 
-static void setup(struct cs *c, MPI_Comm comm, int salt)
+static void setup(struct cs *c, enum kind k, MPI_Comm comm, int salt)
 {
 	int n, i;
+
+	memset(c, 0, sizeof(*c));
+	c->k = k;
 
 	MPI_Comm_size(comm, &n);
 	MPI_Comm_rank(comm, &c->rank);
@@ -479,8 +482,7 @@ int main(int argc, char **argv)
 		MPI_CHECK(MPI_Irecv(&recvv, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, comm,
 				    &reqs[nr++]));
 		for (int i = 0; i < nc; i++) {
-			cs[i].k = (enum kind)rnd(K_NR);
-			setup(&cs[i], comm, b * 10 + i);
+			setup(&cs[i], (enum kind)rnd(K_NR), comm, b * 10 + i);
 			run_case(&cs[i], &reqs[nr++], false);
 		}
 		sendv = b * 1000 + rank;
