@@ -192,6 +192,10 @@ static int dev_join(uint64_t key, const __u32 *rank_nodes, const struct kprog_no
 	kp.max_ops = j.max_ops;
 	kp.recv_arrived = info.features & KPROG_FEAT_RECV_ARRIVED;
 	kp.waiter = info.features & KPROG_FEAT_WAITER;
+	/* KPROG_COLL=0: nonblocking collectives stay with Open MPI (A/B runs) */
+	kp.coll = (info.features & KPROG_FEAT_COLL) && info.max_coll_steps &&
+		  env_long("KPROG_COLL", 1) != 0;
+	kp.max_coll_steps = info.max_coll_steps;
 	kp.eager_limit = j.eager_limit;
 	if ((j.flags & KPROG_JOIN_TIMES) && kp.ring->times_offset)
 		kp.times = (const struct kprog_cqe_times *)((char *)ring + kp.ring->times_offset);

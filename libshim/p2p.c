@@ -895,6 +895,8 @@ int MPI_Cancel(MPI_Request *req)
 	if (!req || !kp_is_req(*req))
 		return PMPI_Cancel(req);
 	kp_progress();
+	if (kp_req(*req)->kind == KR_COLL)
+		return MPI_SUCCESS;	/* cancelling a collective is erroneous: it runs on */
 	if (!kp_fast_cancel(kp_req(*req)))
 		kp_cancel(kp_req(*req));
 	return MPI_SUCCESS;

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <sched.h>
 #include "shim.h"
+#include "coll.h"
 
 static bool in_progress, in_hook;
 
@@ -22,6 +23,8 @@ void kp_progress(void)
 	in_progress = true;
 	kp_ring_drain();
 	kp_deferred_flush();
+	if (kp_coll_deferred)
+		kp_coll_flush();
 	kp_fast_poll();
 	if (kp_idup_pending && !in_hook)
 		kp_idup_poll();

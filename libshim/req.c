@@ -241,8 +241,15 @@ void kp_complete_now(struct kp_req *r, int src, int tag, size_t bytes)
 	r->state = RS_COMPLETE;
 }
 
+void (*kp_coll_done)(struct kp_req *r, const struct kprog_cqe *cqe);
+
 void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 {
+	if (r->kind == KR_COLL) {
+		kp.activity++;
+		kp_coll_done(r, cqe);
+		return;
+	}
 	kp.activity++;
 	int src = cqe->source;
 	bool cancelled = (cqe->flags & KPROG_CQE_CANCELLED) || cqe->error == -ECANCELED;

@@ -44,6 +44,8 @@ struct kp_state {
 	const struct kprog_cqe_times *times;
 	struct kprog_cqe_times cqe_times;	/* of the completion being handled */
 	bool mt;		/* MPI_THREAD_MULTIPLE: the shim's lock is taken (lock.c) */
+	bool coll;		/* nonblocking collectives go to the module (coll.c) */
+	uint32_t max_coll_steps;	/* steps of one schedule (kprog_info) */
 };
 extern struct kp_state kp;
 
@@ -117,6 +119,7 @@ struct kp_comm {
 	int refs;		/* table + requests holding it */
 	bool freed;		/* removed from the table by Comm_free */
 	bool spans;		/* has ranks of other nodes (network transport) */
+	uint32_t coll_seq;	/* nonblocking collectives started: the next one's tag */
 	struct kp_comm *next;
 };
 
@@ -214,7 +217,7 @@ void kp_unpack(const struct kp_layout *l, const void *in, size_t bytes, void *bu
 int kp_seg_merge(struct kp_seg *s, int n);
 
 /* ---- requests (req.c) ---- */
-enum kp_kind { KR_SEND, KR_RECV, KR_MSG, KR_IDUP };
+enum kp_kind { KR_SEND, KR_RECV, KR_MSG, KR_IDUP, KR_COLL };
 enum kp_rstate { RS_FREE, RS_INACTIVE, RS_ACTIVE, RS_DEFERRED, RS_COMPLETE };
 enum kp_mode { M_STD, M_SYNC, M_READY, M_BUFFERED };
 
@@ -265,7 +268,8 @@ struct kp_req {
 	/* KR_IDUP: Open MPI's request and communicator (idup.c) */
 	MPI_Request inner;
 	MPI_Comm newcomm;
-	struct kp_req *pnext;	/* pending idups */
+	struct kp_req *pnext;	/* pending idups; deferred collectives */
+	struct kp_coll *coll;	/* KR_COLL: its schedule and buffers (coll.c) */
 };
 
 #define KP_NO_REQ 0xffffffffu
@@ -285,7 +289,7 @@ static inline bool kp_req_kernel_work(const struct kp_req *r)
 {
 	if (r->state == RS_DEFERRED)
 		return true;	/* on its way to the kernel */
-	return r->in_kernel || (r->kind == KR_SEND && r->state == RS_ACTIVE);
+	return r->in_kernel || ((r->kind == KR_SEND || r->kind == KR_COLL) && r->state == RS_ACTIVE);
 }
 uint64_t kp_req_id(struct kp_req *r);
 uint32_t kp_req_slot(const struct kp_req *r);	/* its index in the pool */
@@ -300,6 +304,8 @@ void kp_sleep(long timeout_ns);		/* KPROG_IOC_WAIT */
 void kp_sleep_events(long timeout_ns, uint32_t events);	/* ... or an event */
 int kp_post(struct kp_req *r, unsigned long ioc);	/* MPI error code */
 void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe);
+/* Completion of a KR_COLL request; set by coll.c, so req.c needs no coll.c. */
+extern void (*kp_coll_done)(struct kp_req *r, const struct kprog_cqe *cqe);
 void kp_complete_now(struct kp_req *r, int src, int tag, size_t bytes);
 void kp_cancel(struct kp_req *r);
 bool kp_outstanding_internal(void);

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Nonblocking collectives handed to the module (KPROG_IOC_COLL): which
+ * communicators qualify, the collective request (a kp_req of kind
+ * KR_COLL, so every Wait/Test call and mixed arrays take it like a
+ * point-to-point one), the per-communicator sequence number that is the
+ * schedule's tag, typed buffers as packed bytes, the hand-off and the
+ * completion (one ring entry; MPI_Test reads it with no system call).
+ *
+ * Every member of a communicator must take the same path for a given
+ * collective call, or the two halves never meet: the decision to go to
+ * the module depends only on what is the same on every member (the
+ * communicator, the module's features and limits, the op and the
+ * reduction's type, which MPI requires to be the same everywhere), never
+ * on a rank's own buffers or datatypes (a rank whose data is not one
+ * block packs it into a temporary instead) and never on transient
+ * state: a schedule the module has no room for (ENOBUFS: max_colls
+ * running) waits here and is posted from progress, as p2p posts are.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include "coll.h"
+
+struct kp_req *kp_coll_deferred;
+static struct kp_req **deferred_tail = &kp_coll_deferred;
+
+/*
+ * Steps of the largest schedule coll_algo.c builds on n ranks (the ring
+ * allreduce: 3 (n-1) + a few); a communicator whose schedules might not
+ * fit max_coll_steps passes through, on every member alike.
+ */
+static uint64_t max_steps(int n)
+{
+	return 4 * (uint64_t)n + 16;
+}
+
+struct kp_comm *kp_coll_comm(MPI_Comm comm)
+{
+	struct kp_comm *c;
+
+	if (!kp.coll)
+		return NULL;
+	c = kp_comm_lookup(comm);
+	if (!c || max_steps(c->size) > kp.max_coll_steps)
+		return NULL;
+	return c;
+}
+
+struct kp_req *kp_coll_new(struct kp_comm *c)
+{
+	struct kp_req *r = kp_req_alloc();
+	struct kp_coll *k = calloc(1, sizeof(*k));
+
+	kp_coll_done = kp_coll_complete;
+	if (!k)
+		abort();
+	r->kind = KR_COLL;
+	r->comm = c;
+	kp_comm_get(c);
+	r->peer = MPI_ANY_SOURCE;
+	r->tag = MPI_ANY_TAG;
+	r->coll = k;
+	r->state = RS_INACTIVE;
+	kp_sched_init(&k->s, c->rank, c->size);
+	return r;
+}
+
+static void add_unpack(struct kp_coll *k, void *tmp, void *buf, int count, MPI_Datatype type,
+		       struct kp_layout *l)
+{
+	struct kp_coll_unpack *u;
+
+	if (k->nunp == k->capunp) {
+		k->capunp = k->capunp ? 2 * k->capunp : 4;
+		k->unp = realloc(k->unp, k->capunp * sizeof(*k->unp));
+		if (!k->unp)
+			abort();
+	}
+	u = &k->unp[k->nunp++];
+	u->tmp = tmp;
+	u->buf = buf;
+	u->count = count;
+	u->lay = l;
+	u->type = MPI_DATATYPE_NULL;
+	if (!l->flat)
+		PMPI_Type_dup(type, &u->type);	/* the program may free its type meanwhile */
+}
+
+/* Pack count elements at buf into out (layout l). */
+static void pack(struct kp_layout *l, const void *buf, int count, MPI_Datatype type, void *out,
+		 size_t bytes)
+{
+	if (l->flat)
+		kp_gather(l, buf, count, out, bytes);
+	else
+		kp_pack(l, buf, count, type, out);
+}
+
+void *kp_coll_buf(struct kp_req *r, const void *buf, int count, MPI_Datatype type, bool in,
+		  bool out, size_t *bytes)
+{
+	const struct kp_quick_type *q = kp_type_quick(type);
+	struct kp_layout *l;
+	void *tmp;
+
+	*bytes = (size_t)count * (size_t)q->size;
+	if (q->block || !*bytes)
+		return (char *)buf + q->off;
+	l = kp_layout_get(type);
+	tmp = kp_sched_tmp(&r->coll->s, *bytes);
+	if (!tmp) {
+		kp_layout_put(l);
+		return NULL;
+	}
+	if (in)
+		pack(l, buf, count, type, tmp, *bytes);
+	if (out)
+		add_unpack(r->coll, tmp, (void *)buf, count, type, l);
+	else
+		kp_layout_put(l);
+	return tmp;
+}
+
+void *kp_coll_vec(struct kp_req *r, const void *buf, const int *counts, const int *displs,
+		  MPI_Datatype type, int n, bool in, bool out, size_t *bcounts, size_t *bdispls)
+{
+	const struct kp_quick_type *q = kp_type_quick(type);
+	struct kp_layout *l;
+	MPI_Aint lb, extent;
+	size_t total = 0;
+	char *tmp;
+	int i;
+
+	PMPI_Type_get_extent(type, &lb, &extent);
+	for (i = 0; i < n; i++)
+		bcounts[i] = (size_t)counts[i] * (size_t)q->size;
+	if (q->block) {
+		/* the blocks stay where they are: offsets from buf */
+		for (i = 0; i < n; i++)
+			bdispls[i] = (size_t)((MPI_Aint)displs[i] * extent + q->off);
+		return (char *)buf;
+	}
+	for (i = 0; i < n; i++) {
+		bdispls[i] = total;
+		total += bcounts[i];
+	}
+	tmp = kp_sched_tmp(&r->coll->s, total);
+	if (!tmp)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		char *b = (char *)buf + (MPI_Aint)displs[i] * extent;
+
+		if (!bcounts[i])
+			continue;
+		l = kp_layout_get(type);
+		if (in)
+			pack(l, b, counts[i], type, tmp + bdispls[i], bcounts[i]);
+		if (out)
+			add_unpack(r->coll, tmp + bdispls[i], b, counts[i], type, l);
+		else
+			kp_layout_put(l);
+	}
+	return tmp;
+}
+
+/* The collective's end: outputs into place, temporaries freed. */
+static void finish(struct kp_req *r, int err)
+{
+	struct kp_coll *k = r->coll;
+	int i;
+
+	for (i = 0; i < k->nunp; i++) {
+		struct kp_coll_unpack *u = &k->unp[i];
+
+		if (!err) {
+			size_t bytes = (size_t)u->count * (size_t)u->lay->size;
+
+			if (u->lay->flat)
+				kp_scatter(u->lay, u->buf, u->count, u->tmp, bytes);
+			else
+				kp_unpack(u->lay, u->tmp, bytes, u->buf, u->type);
+		}
+		if (u->type != MPI_DATATYPE_NULL)
+			PMPI_Type_free(&u->type);
+		kp_layout_put(u->lay);
+	}
+	free(k->unp);
+	kp_sched_free(&k->s);
+	free(k);
+	r->coll = NULL;
+	kp_complete_now(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0);
+	r->err = err;
+	r->status.MPI_ERROR = err;
+}
+
+void kp_coll_complete(struct kp_req *r, const struct kprog_cqe *cqe)
+{
+	finish(r, kp_errno_to_mpi(-cqe->error));
+	kp_log(3, "collective %llx done, error %d", (unsigned long long)cqe->req_id, cqe->error);
+	if (r->user_freed)
+		kp_req_release(r);
+}
+
+/* One post; 0, ENOBUFS (try again later) or another errno. */
+static int post(struct kp_req *r)
+{
+	struct kp_coll *k = r->coll;
+	int rc;
+
+	do {
+		rc = ioctl(kp.fd, KPROG_IOC_COLL, &k->ioc);
+	} while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		return errno;
+	/* the module copied the steps; the buffers stay until the end */
+	kp_sched_drop_steps(&k->s);
+	r->state = RS_ACTIVE;
+	if (k->ioc.done)
+		kp_complete(r, &k->ioc.cqe);
+	return 0;
+}
+
+static void fail(struct kp_req *r, int e)
+{
+	kp_log(1, "collective schedule refused: errno %d", e);
+	r->state = RS_ACTIVE;
+	finish(r, kp_errno_to_mpi(e));
+	if (r->user_freed)
+		kp_req_release(r);
+}
+
+void kp_coll_flush(void)
+{
+	struct kp_req *r;
+	int e;
+
+	while ((r = kp_coll_deferred)) {
+		e = post(r);
+		if (e == ENOBUFS)
+			return;
+		kp_coll_deferred = r->pnext;
+		if (!kp_coll_deferred)
+			deferred_tail = &kp_coll_deferred;
+		r->pnext = NULL;
+		if (e)
+			fail(r, e);
+	}
+}
+
+int kp_coll_start(struct kp_req *r, MPI_Request *req)
+{
+	struct kp_coll *k = r->coll;
+	struct kp_comm *c = r->comm;
+	uint32_t i;
+	int e;
+
+	/* every member numbers its collectives on c alike */
+	int tag = (int)(c->coll_seq++ & 0x7fffffff);
+
+	if (k->s.oom) {
+		MPI_Comm comm = c->comm;
+
+		finish(r, MPI_ERR_NO_MEM);
+		kp_req_release(r);
+		return kp_err(comm, MPI_ERR_NO_MEM);
+	}
+	*req = kp_handle(r);
+	if (!k->s.n) {
+		/* nothing to move (one rank, no bytes): complete here */
+		finish(r, MPI_SUCCESS);
+		return MPI_SUCCESS;
+	}
+	for (i = 0; i < k->s.n; i++) {
+		struct kprog_coll_step *st = &k->s.steps[i];
+
+		if (st->kind == KPROG_STEP_SEND || st->kind == KPROG_STEP_RECV)
+			st->peer = c->c2w[st->peer];
+	}
+	k->ioc = (struct kprog_coll){
+		.req_id = kp_req_id(r),
+		.steps = (uint64_t)(uintptr_t)k->s.steps,
+		.nr_steps = k->s.n,
+		.context = c->ctx | KP_COLL_CTX_BIT,
+		.tag = tag,
+	};
+	kp_log(3, "collective %llx: %u steps, %u rounds, tag %d", (unsigned long long)k->ioc.req_id,
+	       k->s.n, k->s.steps[k->s.n - 1].round + 1, tag);
+	e = kp_coll_deferred ? ENOBUFS : post(r);
+	if (e == ENOBUFS) {
+		r->state = RS_DEFERRED;
+		r->pnext = NULL;
+		*deferred_tail = r;
+		deferred_tail = &r->pnext;
+		return MPI_SUCCESS;
+	}
+	if (e) {
+		MPI_Comm comm = c->comm;
+		int code = kp_errno_to_mpi(e);
+
+		*req = MPI_REQUEST_NULL;
+		fail(r, e);
+		kp_req_release(r);
+		return kp_err(comm, code);
+	}
+	return MPI_SUCCESS;
+}

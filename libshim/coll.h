@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Nonblocking collectives in the shim (coll.c: requests, hand-off,
+ * completion; coll_algo.c: schedules; coll_types.c: reduction types).
+ */
+#ifndef KPROG_COLL_H
+#define KPROG_COLL_H
+
+#include "shim.h"
+#include "coll_algo.h"
+
+/*
+ * The collective context of a communicator: its point-to-point context
+ * with the top bit set. Open MPI's context ids are far below 2^31, so it
+ * never equals a point-to-point context (the channels' fast path carries
+ * only those); the module keeps schedule traffic apart by an envelope
+ * flag as well.
+ */
+#define KP_COLL_CTX_BIT	(1u << 31)
+
+/* A typed output that lives in a temporary until the collective ends. */
+struct kp_coll_unpack {
+	void *tmp;
+	void *buf;
+	int count;
+	MPI_Datatype type;	/* dup'd when PMPI_Unpack is needed */
+	struct kp_layout *lay;
+};
+
+/* The state of one collective request (kp_req.coll). */
+struct kp_coll {
+	struct kp_sched s;
+	struct kp_coll_unpack *unp;
+	int nunp, capunp;
+	struct kprog_coll ioc;	/* kept for a deferred post */
+};
+
+/* MPI's type and op as the module's, or false: pass through (coll_types.c). */
+bool kp_coll_redop(MPI_Datatype type, MPI_Op op, struct kp_redop *ro);
+
+/* ---- coll.c ---- */
+/* The communicator's entry if its collectives go to the module, else NULL. */
+struct kp_comm *kp_coll_comm(MPI_Comm comm);
+/* A collective request on c, its schedule empty (rank and size of c). */
+struct kp_req *kp_coll_new(struct kp_comm *c);
+/*
+ * Typed buffers as packed bytes for the builders: the user's memory when
+ * count elements are one block, else a temporary of the schedule, packed
+ * now when the schedule reads it (@in) and unpacked into the user's
+ * buffer when the collective completes when it writes it (@out).
+ */
+void *kp_coll_buf(struct kp_req *r, const void *buf, int count, MPI_Datatype type, bool in,
+		  bool out, size_t *bytes);
+/* The same for the n blocks of a vector call (displacements in extents). */
+void *kp_coll_vec(struct kp_req *r, const void *buf, const int *counts, const int *displs,
+		  MPI_Datatype type, int n, bool in, bool out, size_t *bcounts, size_t *bdispls);
+/* Hand the schedule to the module; *req gets the handle. MPI error code. */
+int kp_coll_start(struct kp_req *r, MPI_Request *req);
+/* From kp_complete(): the schedule's completion. */
+void kp_coll_complete(struct kp_req *r, const struct kprog_cqe *cqe);
+extern struct kp_req *kp_coll_deferred;	/* posts the module had no room for */
+void kp_coll_flush(void);		/* retry them (progress) */
+
+#endif

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The MPI entry points of the nonblocking collectives. On a communicator
+ * whose collectives go to the module (kp_coll_comm()) each turns its
+ * buffers into packed bytes (coll.c), builds the schedule (coll_algo.c)
+ * and hands it over; everything else passes through to Open MPI
+ * unchanged: other communicators (intercommunicators, those Open MPI
+ * keeps), a module without KPROG_FEAT_COLL, reductions with a
+ * user-defined op or a type the module does not reduce (coll_types.c),
+ * and arguments MPI calls erroneous (Open MPI reports them). Each of
+ * these is decided alike on every member (coll.c's header says why that
+ * matters).
+ */
+#include <stdlib.h>
+#include "coll.h"
+
+#define IN_PLACE(b) ((const void *)(b) == (const void *)MPI_IN_PLACE)
+
+static bool bad_root(const struct kp_comm *c, int root)
+{
+	return root < 0 || root >= c->size;
+}
+
+/* n sizes for the vector forms; freed by the caller after the build */
+static size_t *sizes(int n, int arrays)
+{
+	size_t *p = calloc((size_t)n * arrays, sizeof(*p));
+
+	if (!p)
+		abort();
+	return p;
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	struct kp_req *r;
+
+	if (!c)
+		return PMPI_Ibarrier(comm, request);
+	r = kp_coll_new(c);
+	kp_build_barrier(&r->coll->s);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+	       MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	struct kp_req *r;
+	size_t bytes;
+	void *b;
+
+	if (!c || count < 0 || bad_root(c, root))
+		return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+	r = kp_coll_new(c);
+	b = kp_coll_buf(r, buffer, count, datatype, c->rank == root, c->rank != root, &bytes);
+	if (b)
+		kp_build_bcast(&r->coll->s, b, bytes, root);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+		   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	struct kp_redop ro;
+	struct kp_req *r;
+
+	if (!c || count < 0 || !kp_coll_redop(datatype, op, &ro))
+		return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+	r = kp_coll_new(c);
+	kp_build_allreduce(&r->coll->s, IN_PLACE(sendbuf) ? NULL : sendbuf, recvbuf,
+			   (size_t)count, &ro);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+		int root, MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	struct kp_redop ro;
+	struct kp_req *r;
+
+	if (!c || count < 0 || bad_root(c, root) || !kp_coll_redop(datatype, op, &ro))
+		return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+	r = kp_coll_new(c);
+	kp_build_reduce(&r->coll->s, IN_PLACE(sendbuf) && c->rank == root ? NULL : sendbuf,
+			recvbuf, (size_t)count, &ro, root);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+	      MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	struct kp_redop ro;
+	struct kp_req *r;
+
+	if (!c || count < 0 || !kp_coll_redop(datatype, op, &ro))
+		return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+	r = kp_coll_new(c);
+	kp_build_scan(&r->coll->s, IN_PLACE(sendbuf) ? NULL : sendbuf, recvbuf, (size_t)count,
+		      &ro, false);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+		MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	struct kp_redop ro;
+	struct kp_req *r;
+
+	if (!c || count < 0 || !kp_coll_redop(datatype, op, &ro))
+		return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+	r = kp_coll_new(c);
+	kp_build_scan(&r->coll->s, IN_PLACE(sendbuf) ? NULL : sendbuf, recvbuf, (size_t)count,
+		      &ro, true);
+	return kp_coll_start(r, request);
+}
+
+static int reduce_scatter(struct kp_comm *c, const void *sendbuf, void *recvbuf,
+			  const int *recvcounts, int block, const struct kp_redop *ro,
+			  MPI_Request *request)
+{
+	struct kp_req *r = kp_coll_new(c);
+	size_t *counts = sizes(c->size, 1);
+
+	for (int i = 0; i < c->size; i++)
+		counts[i] = (size_t)(recvcounts ? recvcounts[i] : block);
+	kp_build_reduce_scatter(&r->coll->s, IN_PLACE(sendbuf) ? NULL : sendbuf, recvbuf, counts,
+				ro);
+	free(counts);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+			      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+			      MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	struct kp_redop ro;
+
+	if (!c || recvcount < 0 || !kp_coll_redop(datatype, op, &ro))
+		return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
+						  request);
+	return reduce_scatter(c, sendbuf, recvbuf, NULL, recvcount, &ro, request);
+}
+
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+			MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	struct kp_redop ro;
+
+	if (!c || !recvcounts || !kp_coll_redop(datatype, op, &ro))
+		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+					    request);
+	for (int i = 0; i < c->size; i++)
+		if (recvcounts[i] < 0)
+			return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
+						    comm, request);
+	return reduce_scatter(c, sendbuf, recvbuf, recvcounts, 0, &ro, request);
+}
+
+/* ---- data movement: any datatype, packed where it is not one block ---- */
+
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+		  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	bool ip = IN_PLACE(sendbuf);
+	size_t sbytes, rbytes;
+	const void *sb = NULL;
+	struct kp_req *r;
+	void *rb;
+
+	if (!c || recvcount < 0 || (!ip && sendcount < 0))
+		return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				      comm, request);
+	r = kp_coll_new(c);
+	rb = kp_coll_buf(r, recvbuf, recvcount * c->size, recvtype, ip, true, &rbytes);
+	if (!ip)
+		sb = kp_coll_buf(r, sendbuf, sendcount * c->size, sendtype, true, false, &sbytes);
+	if (rb && (ip || sb))
+		kp_build_alltoall(&r->coll->s, sb, rb, rbytes / c->size);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+		   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	bool ip = IN_PLACE(sendbuf);
+	size_t sbytes, rbytes;
+	const void *sb = NULL;
+	struct kp_req *r;
+	void *rb;
+
+	if (!c || recvcount < 0 || (!ip && sendcount < 0))
+		return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				       comm, request);
+	r = kp_coll_new(c);
+	rb = kp_coll_buf(r, recvbuf, recvcount * c->size, recvtype, ip, true, &rbytes);
+	if (!ip)
+		sb = kp_coll_buf(r, sendbuf, sendcount, sendtype, true, false, &sbytes);
+	if (rb && (ip || sb))
+		kp_build_allgather(&r->coll->s, sb, rb, rbytes / c->size);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+		int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+		MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	bool is_root, ip;
+	size_t sbytes = 0, rbytes = 0;
+	const void *sb = NULL;
+	void *rb = NULL;
+	struct kp_req *r;
+
+	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0)
+		return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				    root, comm, request);
+	is_root = c->rank == root;
+	ip = is_root && IN_PLACE(sendbuf);
+	r = kp_coll_new(c);
+	if (is_root)
+		rb = kp_coll_buf(r, recvbuf, recvcount * c->size, recvtype, ip, true, &rbytes);
+	if (!ip)
+		sb = kp_coll_buf(r, sendbuf, sendcount, sendtype, true, false, &sbytes);
+	if ((!is_root || rb) && (ip || sb))
+		kp_build_gather(&r->coll->s, sb, rb, is_root ? rbytes / c->size : sbytes, root);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+		 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+		 MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	bool is_root, ip;
+	size_t sbytes = 0, rbytes = 0;
+	const void *sb = NULL;
+	void *rb = NULL;
+	struct kp_req *r;
+
+	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0)
+		return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				     root, comm, request);
+	is_root = c->rank == root;
+	ip = is_root && IN_PLACE(recvbuf);
+	r = kp_coll_new(c);
+	if (is_root)
+		sb = kp_coll_buf(r, sendbuf, sendcount * c->size, sendtype, true, false, &sbytes);
+	if (!ip)
+		rb = kp_coll_buf(r, recvbuf, recvcount, recvtype, false, true, &rbytes);
+	if ((!is_root || sb) && (ip || rb))
+		kp_build_scatter(&r->coll->s, sb, rb, is_root ? sbytes / c->size : rbytes, root);
+	return kp_coll_start(r, request);
+}
+
+static bool any_negative(const int *a, int n)
+{
+	if (!a)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (a[i] < 0)
+			return true;
+	return false;
+}
+
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+		 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+		 MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	bool is_root, ip;
+	size_t sbytes = 0, *bc;
+	const void *sb = NULL;
+	void *rb = NULL;
+	struct kp_req *r;
+
+	if (!c || bad_root(c, root) || sendcount < 0 ||
+	    (c->rank == root && (any_negative(recvcounts, c->size) || !displs)))
+		return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+				     recvtype, root, comm, request);
+	is_root = c->rank == root;
+	ip = is_root && IN_PLACE(sendbuf);
+	r = kp_coll_new(c);
+	bc = sizes(c->size, 2);
+	if (is_root)
+		rb = kp_coll_vec(r, recvbuf, recvcounts, displs, recvtype, c->size, ip, true, bc,
+				 bc + c->size);
+	if (!ip)
+		sb = kp_coll_buf(r, sendbuf, sendcount, sendtype, true, false, &sbytes);
+	if ((!is_root || rb) && (ip || sb))
+		kp_build_gatherv(&r->coll->s, sb, sbytes, rb, bc, bc + c->size, root);
+	free(bc);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+		  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+		  int root, MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	bool is_root, ip;
+	size_t rbytes = 0, *bc;
+	const void *sb = NULL;
+	void *rb = NULL;
+	struct kp_req *r;
+
+	if (!c || bad_root(c, root) || recvcount < 0 ||
+	    (c->rank == root && (any_negative(sendcounts, c->size) || !displs)))
+		return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+				      recvtype, root, comm, request);
+	is_root = c->rank == root;
+	ip = is_root && IN_PLACE(recvbuf);
+	r = kp_coll_new(c);
+	bc = sizes(c->size, 2);
+	if (is_root)
+		sb = kp_coll_vec(r, sendbuf, sendcounts, displs, sendtype, c->size, true, false,
+				 bc, bc + c->size);
+	if (!ip)
+		rb = kp_coll_buf(r, recvbuf, recvcount, recvtype, false, true, &rbytes);
+	if ((!is_root || sb) && (ip || rb))
+		kp_build_scatterv(&r->coll->s, sb, bc, bc + c->size, rb, rbytes, root);
+	free(bc);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+		    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+		    MPI_Comm comm, MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	bool ip = IN_PLACE(sendbuf);
+	size_t sbytes = 0, *bc;
+	const void *sb = NULL;
+	struct kp_req *r;
+	void *rb;
+
+	if (!c || (!ip && sendcount < 0) || any_negative(recvcounts, c->size) || !displs)
+		return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+					recvtype, comm, request);
+	r = kp_coll_new(c);
+	bc = sizes(c->size, 2);
+	rb = kp_coll_vec(r, recvbuf, recvcounts, displs, recvtype, c->size, ip, true, bc,
+			 bc + c->size);
+	if (!ip)
+		sb = kp_coll_buf(r, sendbuf, sendcount, sendtype, true, false, &sbytes);
+	if (rb && (ip || sb))
+		kp_build_allgatherv(&r->coll->s, sb, sbytes, rb, bc, bc + c->size);
+	free(bc);
+	return kp_coll_start(r, request);
+}
+
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+		   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+		   MPI_Request *request)
+{
+	KP_GUARD();
+	struct kp_comm *c = kp_coll_comm(comm);
+	bool ip = IN_PLACE(sendbuf);
+	size_t *bc;
+	const void *sb = NULL;
+	struct kp_req *r;
+	void *rb;
+	int n;
+
+	if (!c || any_negative(recvcounts, c->size) || !rdispls ||
+	    (!ip && (any_negative(sendcounts, c->size) || !sdispls)))
+		return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+				       rdispls, recvtype, comm, request);
+	n = c->size;
+	r = kp_coll_new(c);
+	bc = sizes(n, 4);	/* send counts, displacements; receive counts, displacements */
+	rb = kp_coll_vec(r, recvbuf, recvcounts, rdispls, recvtype, n, ip, true, bc + 2 * n,
+			 bc + 3 * n);
+	if (!ip)
+		sb = kp_coll_vec(r, sendbuf, sendcounts, sdispls, sendtype, n, true, false, bc,
+				 bc + n);
+	if (rb && (ip || sb))
+		kp_build_alltoallv(&r->coll->s, sb, bc, bc + n, rb, bc + 2 * n, bc + 3 * n);
+	free(bc);
+	return kp_coll_start(r, request);
+}
