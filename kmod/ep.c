@@ -26,6 +26,7 @@ static void kprog_ep_release(struct kref *ref)
 	kprog_ep_drop_grants(ep);
 	if (ep->job)
 		kprog_job_put(ep->job);
+	mutex_destroy(&ep->join_lock);
 	kfree(ep);
 	atomic_dec(&kprog_live_eps);
 }
@@ -57,6 +58,7 @@ struct kprog_ep *kprog_ep_alloc(void)
 		return NULL;
 	atomic_inc(&kprog_live_eps);
 	kref_init(&ep->ref);
+	mutex_init(&ep->join_lock);
 	spin_lock_init(&ep->mlock);
 	spin_lock_init(&ep->olock);
 	INIT_LIST_HEAD(&ep->posted);

@@ -11,6 +11,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
+#include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/wait.h>
 #include <linux/atomic.h>
@@ -24,6 +25,11 @@ struct kprog_job;
 /**
  * struct kprog_ep - an endpoint
  * @ref: the file, operations, messages and lookups hold references
+ * @join_lock: serialises JOINs of this endpoint's file: threads or forked
+ *	processes sharing one fd may JOIN it at once, and only one may get
+ *	past the "not joined yet" check and write @ring, @grants, @mm and
+ *	@times (never taken by mmap, which holds mmap_lock, while JOIN
+ *	faults under it)
  * @job: set once by JOIN (release), read with kprog_ep_job()
  * @rank: rank in @job
  * @mlock: protects the matching state below; taken with spin_lock_bh()
@@ -62,6 +68,7 @@ struct kprog_job;
  */
 struct kprog_ep {
 	struct kref ref;
+	struct mutex join_lock;	/* JOIN of one fd from many tasks */
 	struct kprog_job *job;
 	u32 rank;
 

@@ -271,11 +271,18 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 	/* Fail on an unwritable argument before joining, not after. */
 	if (copy_to_user(uarg, &j, size))
 		return -EFAULT;
-	if (kprog_ep_job(ep))
-		return -EISCONN;
-	err = kprog_join_check(&j);
-	if (err)
+	/*
+	 * One JOIN per endpoint at a time: threads or a parent and its child
+	 * sharing the fd would otherwise both pass the check below and write
+	 * the endpoint's grant table and ring over each other.
+	 */
+	if (mutex_lock_killable(&ep->join_lock))
+		return -EINTR;
+	err = kprog_ep_job(ep) ? -EISCONN : kprog_join_check(&j);
+	if (err) {
+		mutex_unlock(&ep->join_lock);
 		return err;
+	}
 	err = kprog_map_import(&j, &map);
 	if (err)
 		goto out_map;
@@ -309,13 +316,16 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 	/* Senders stamp their posts from now on (Late Sender at receivers). */
 	if (ep->times)
 		WRITE_ONCE(ep->job->times, true);
+	mutex_unlock(&ep->join_lock);
+	kprog_map_free(&map);
 	j.ring_entries = ep->ring.entries;
 	j.ring_bytes = ep->ring.bytes;
 	j.max_iov = kprog_max_iov;
 	j.max_ops = kprog_max_ops;
-	if (copy_to_user(uarg, &j, size))
-		err = -EFAULT;
+	return copy_to_user(uarg, &j, size) ? -EFAULT : 0;
+
 out_map:
+	mutex_unlock(&ep->join_lock);
 	kprog_map_free(&map);
 	return err;
 }
