@@ -18,6 +18,7 @@
 #include <linux/xarray.h>
 #include <linux/mm_types.h>
 #include <linux/timekeeping.h>
+#include <linux/cpumask.h>
 #include "ring.h"
 
 struct kprog_job;
@@ -65,6 +66,11 @@ struct kprog_job;
  * @nr_grants: slots in @grants
  * @mm: the joining process's mm (mmgrab()ed with @grants): the address
  *	space of granted buffers
+ * @waiter_cpus: CPUs the endpoint's process may run on, as its tasks'
+ *	allowed CPUs were at JOIN, WAIT and blocking posts (the calls of a
+ *	waiting task): the ring's waiter_cpu hint is honoured only within
+ *	them. Concurrent updates from threads of different masks may mix
+ *	words of the two, never a CPU neither may use.
  */
 struct kprog_ep {
 	struct kref ref;
@@ -100,12 +106,16 @@ struct kprog_ep {
 	struct kprog_grant *grants;
 	u32 nr_grants;
 	struct mm_struct *mm;
+
+	cpumask_var_t waiter_cpus;
 };
 
 struct kprog_ep *kprog_ep_alloc(void);
 void kprog_ep_put(struct kprog_ep *ep);
 void kprog_ep_quiesce(struct kprog_ep *ep);
 void kprog_ep_drop_grants(struct kprog_ep *ep);
+void kprog_ep_note_cpus(struct kprog_ep *ep);
+int kprog_ep_waiter_cpu(struct kprog_ep *ep);
 void kprog_ep_exit(void);
 
 /**

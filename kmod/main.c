@@ -306,6 +306,7 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 	}
 	/* Before the endpoint is visible: its posts read it unlocked. */
 	ep->times = j.flags & KPROG_JOIN_TIMES;
+	kprog_ep_note_cpus(ep);
 	err = kprog_job_join(ep, &j, &map, &ring);
 	if (err) {
 		ep->times = false;
@@ -423,6 +424,8 @@ static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
 	/* The result must be deliverable before anything is posted. */
 	if (put_user(0U, &up->done))
 		return -EFAULT;
+	if (p.flags & KPROG_POST_BLOCKING)
+		kprog_ep_note_cpus(ep);
 	err = is_send ? kprog_send(ep, &p) : kprog_recv(ep, &p);
 	if (err)
 		return err;
@@ -476,6 +479,7 @@ static long kprog_ioc_wait(struct kprog_ep *ep, unsigned int cmd,
 		return -EFAULT;
 	if (w.flags & ~KPROG_WAIT_EVENTS)
 		return -EINVAL;
+	kprog_ep_note_cpus(ep);
 	return kprog_cq_wait(ep, w.timeout_ns, w.flags & KPROG_WAIT_EVENTS,
 			     w.events);
 }
