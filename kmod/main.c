@@ -501,6 +501,8 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 
 	switch (cmd) {
 	case KPROG_IOC_VERSION:
+	/* the old magic's VERSION: an old client learns it is one */
+	case KPROG_IOC_VERSION_V1:
 		return put_user((u32)KPROG_ABI_VERSION, (u32 __user *)uarg);
 	case KPROG_IOC_GET_INFO:
 		return kprog_ioc_info(uarg);
