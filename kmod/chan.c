@@ -38,6 +38,7 @@
 #include "msg.h"
 #include "chan.h"
 #include "grant.h"
+#include "vmem.h"
 #include "transport.h"
 
 /**
@@ -96,7 +97,7 @@ static struct kprog_chan *kprog_chan_alloc(u32 a, u32 b)
 		return NULL;
 	ch->ring_bytes = kprog_chan_bytes;
 	ch->bytes = KPROG_CHAN_DATA_OFFSET + 2 * (u64)ch->ring_bytes;
-	ch->mem = vmalloc_user(ch->bytes);
+	ch->mem = kprog_vmem_alloc(ch->bytes);
 	if (!ch->mem) {
 		kfree(ch);
 		return NULL;
@@ -238,7 +239,7 @@ int kprog_chan_mmap(struct kprog_ep *ep, struct vm_area_struct *vma)
 #else
 		vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
 #endif
-		err = remap_vmalloc_range(vma, ch->mem, 0);
+		err = kprog_vmem_mmap(vma, ch->mem, ch->bytes);
 	}
 	mutex_unlock(&kprog_chan_mutex);
 	return err;

@@ -8,6 +8,7 @@
 #include <linux/printk.h>
 #include <linux/vmalloc.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/isolation.h>
 #include "ep.h"
 #include "job.h"
 
@@ -26,6 +27,8 @@ static void kprog_ep_release(struct kref *ref)
 	kprog_ep_drop_grants(ep);
 	if (ep->job)
 		kprog_job_put(ep->job);
+	mutex_destroy(&ep->join_lock);
+	free_cpumask_var(ep->waiter_cpus);
 	kfree(ep);
 	atomic_dec(&kprog_live_eps);
 }
@@ -45,6 +48,43 @@ void kprog_ep_drop_grants(struct kprog_ep *ep)
 }
 
 /**
+ * kprog_ep_note_cpus() - remember where the calling task may run
+ * @ep: the caller's endpoint
+ *
+ * Called by the calls a task that waits makes (JOIN, WAIT, blocking posts),
+ * so that a later sched_setaffinity() or cpuset change is seen at the next
+ * such call. Writes only when the mask changed: usually one compare.
+ */
+void kprog_ep_note_cpus(struct kprog_ep *ep)
+{
+	if (!cpumask_equal(ep->waiter_cpus, current->cpus_ptr))
+		cpumask_copy(ep->waiter_cpus, current->cpus_ptr);
+}
+
+/**
+ * kprog_ep_waiter_cpu() - the CPU a waiting task of @ep advertises, if usable
+ * @ep: joined endpoint
+ *
+ * The ring header's waiter_cpu is written by user space, so it is only a
+ * request: a bound high-priority copy goes there only if the endpoint's
+ * process may run on that CPU (its cpuset and affinity) and the CPU does
+ * housekeeping work (not isolated by isolcpus=domain or nohz_full, which
+ * take it out of HK_TYPE_DOMAIN or HK_TYPE_WQ). Any context.
+ *
+ * Return: the CPU, or -1 (place the work unbound).
+ */
+int kprog_ep_waiter_cpu(struct kprog_ep *ep)
+{
+	int cpu = kprog_ring_waiter_cpu(&ep->ring);
+
+	if (cpu < 0 || !cpumask_test_cpu(cpu, ep->waiter_cpus) ||
+	    !housekeeping_test_cpu(cpu, HK_TYPE_WQ) ||
+	    !housekeeping_test_cpu(cpu, HK_TYPE_DOMAIN))
+		return -1;
+	return cpu;
+}
+
+/**
  * kprog_ep_alloc() - a new endpoint for an opened file, not in any job
  *
  * Return: the endpoint holding one reference, or NULL.
@@ -55,8 +95,13 @@ struct kprog_ep *kprog_ep_alloc(void)
 
 	if (!ep)
 		return NULL;
+	if (!zalloc_cpumask_var(&ep->waiter_cpus, GFP_KERNEL_ACCOUNT)) {
+		kfree(ep);
+		return NULL;
+	}
 	atomic_inc(&kprog_live_eps);
 	kref_init(&ep->ref);
+	mutex_init(&ep->join_lock);
 	spin_lock_init(&ep->mlock);
 	spin_lock_init(&ep->olock);
 	INIT_LIST_HEAD(&ep->posted);

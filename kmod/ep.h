@@ -11,6 +11,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
+#include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/wait.h>
 #include <linux/atomic.h>
@@ -18,6 +19,7 @@
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/timekeeping.h>
+#include <linux/cpumask.h>
 #include "ring.h"
 
 struct kprog_job;
@@ -25,6 +27,11 @@ struct kprog_job;
 /**
  * struct kprog_ep - an endpoint
  * @ref: the file, operations, messages and lookups hold references
+ * @join_lock: serialises JOINs of this endpoint's file: threads or forked
+ *	processes sharing one fd may JOIN it at once, and only one may get
+ *	past the "not joined yet" check and write @ring, @grants, @mm and
+ *	@times (never taken by mmap, which holds mmap_lock, while JOIN
+ *	faults under it)
  * @job: set once by JOIN (release), read with kprog_ep_job()
  * @rank: rank in @job
  * @mlock: protects the matching state below; taken with spin_lock_bh()
@@ -65,9 +72,15 @@ struct kprog_job;
  * @coll_closed: closing: no schedule starts another step
  * @nr_colls: schedules running, at most kprog_max_colls; under
  *	@coll_mutex
+ * @waiter_cpus: CPUs the endpoint's process may run on, as its tasks'
+ *	allowed CPUs were at JOIN, WAIT and blocking posts (the calls of a
+ *	waiting task): the ring's waiter_cpu hint is honoured only within
+ *	them. Concurrent updates from threads of different masks may mix
+ *	words of the two, never a CPU neither may use.
  */
 struct kprog_ep {
 	struct kref ref;
+	struct mutex join_lock;	/* JOIN of one fd from many tasks */
 	struct kprog_job *job;
 	u32 rank;
 
@@ -103,12 +116,15 @@ struct kprog_ep {
 	struct mutex coll_mutex;	/* schedules' steps */
 	bool coll_closed;
 	u32 nr_colls;
+	cpumask_var_t waiter_cpus;
 };
 
 struct kprog_ep *kprog_ep_alloc(void);
 void kprog_ep_put(struct kprog_ep *ep);
 void kprog_ep_quiesce(struct kprog_ep *ep);
 void kprog_ep_drop_grants(struct kprog_ep *ep);
+void kprog_ep_note_cpus(struct kprog_ep *ep);
+int kprog_ep_waiter_cpu(struct kprog_ep *ep);
 void kprog_ep_exit(void);
 
 /**

@@ -31,6 +31,7 @@
 #include "op.h"
 #include "msg.h"
 #include "grant.h"
+#include "vmem.h"
 #include "match.h"
 #include "transport.h"
 #include "kprog_trace.h"
@@ -47,7 +48,7 @@ int kprog_grant_setup(struct kprog_ep *ep)
 {
 	if (!kprog_max_grants || !current->mm)
 		return 0;
-	ep->grants = vmalloc_user(PAGE_ALIGN(KPROG_GRANT_BYTES(kprog_max_grants)));
+	ep->grants = kprog_vmem_alloc(KPROG_GRANT_BYTES(kprog_max_grants));
 	if (!ep->grants)
 		return -ENOMEM;
 	ep->nr_grants = kprog_max_grants;
@@ -81,7 +82,8 @@ int kprog_grant_mmap(struct kprog_ep *ep, struct vm_area_struct *vma)
 #else
 	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
 #endif
-	return remap_vmalloc_range(vma, ep->grants, 0);
+	return kprog_vmem_mmap(vma, ep->grants,
+			       KPROG_GRANT_BYTES(ep->nr_grants));
 }
 
 /* A grant slot as read once from the sender's table. */

@@ -348,11 +348,14 @@ void kprog_ib_addr_from_node(struct kprog_ib_addr *a,
  * @npages: pages in @pages
  * @dirty: mark them dirty when unpinning (a READ wrote into them)
  * @budget: bytes of the registration budget it holds
+ * @mm: the address space whose pinned_vm @npages are charged to
+ *	(mmgrab()ed)
  * @sgt: one entry per page, offsets and lengths of the range
  * @pages: the pages
  */
 struct kprog_ib_pin {
 	struct llist_node lnode;
+	struct mm_struct *mm;
 	u32 npages;
 	bool dirty;
 	u64 budget;

@@ -68,6 +68,33 @@ static u32 kprog_ib_tx_next, kprog_ib_rdv_next;
 static atomic_t kprog_ib_gen = ATOMIC_INIT(0);
 
 static LLIST_HEAD(kprog_ib_unpins);
+/*
+ * Long-term pins count against the owner's RLIMIT_MEMLOCK in its mm's
+ * pinned_vm, as ib_umem_get() counts a registration's (CAP_IPC_LOCK
+ * exempt: read when the buffer was posted, kprog_ubuf.memlock), so that
+ * RDMA reads cannot pin more of a job's memory than `ulimit -l` lets it
+ * lock. A charge held by a pin is returned when the pin is released.
+ */
+static int kprog_ib_pin_charge(const struct kprog_ubuf *b, u32 npages)
+{
+	s64 pinned = atomic64_add_return(npages, &b->mm->pinned_vm);
+
+	if (b->memlock != U64_MAX && pinned > 0 && (u64)pinned > b->memlock) {
+		atomic64_sub(npages, &b->mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void kprog_ib_pin_uncharge(struct kprog_ib_pin *pin)
+{
+	if (!pin->mm)
+		return;
+	atomic64_sub(pin->npages, &pin->mm->pinned_vm);
+	mmdrop(pin->mm);
+	pin->mm = NULL;
+}
+
 static void kprog_ib_unpin_work(struct work_struct *work);
 static DECLARE_WORK(kprog_ib_unpin_item, kprog_ib_unpin_work);
 
@@ -147,6 +174,7 @@ static void kprog_ib_unpin_work(struct work_struct *work)
 	llist_for_each_entry_safe(pin, tmp, list, lnode) {
 		unpin_user_pages_dirty_lock(pin->pages, pin->npages, pin->dirty);
 		kprog_ib_gauge_add(KPROG_IB_G_PINNED, -(long)pin->npages);
+		kprog_ib_pin_uncharge(pin);
 		sg_free_table(&pin->sgt);
 		if (pin->budget)
 			kprog_ib_budget_release(pin->budget);
@@ -190,6 +218,11 @@ static struct kprog_ib_pin *kprog_ib_pin(const struct kprog_ubuf *b, u64 pos,
 		*err = -ECONNRESET;	/* the process is gone */
 		goto err_free;
 	}
+	*err = kprog_ib_pin_charge(b, npages);
+	if (*err) {
+		mmput(b->mm);
+		goto err_free;
+	}
 	while (off >= b->iov[i].len) {
 		off -= b->iov[i].len;
 		i++;
@@ -226,6 +259,10 @@ static struct kprog_ib_pin *kprog_ib_pin(const struct kprog_ubuf *b, u64 pos,
 		len -= min(b->iov[i].len - off, len);
 	}
 	mmap_read_unlock(b->mm);
+	/* The charge is for npages; what was pinned is what is returned. */
+	atomic64_sub(npages - pin->npages, &b->mm->pinned_vm);
+	mmgrab(b->mm);
+	pin->mm = b->mm;
 	mmput(b->mm);
 	if (len) {
 		*err = ret < 0 ? ret : -EFAULT;
@@ -235,6 +272,7 @@ static struct kprog_ib_pin *kprog_ib_pin(const struct kprog_ubuf *b, u64 pos,
 
 err_free:
 	unpin_user_pages(pin->pages, pin->npages);
+	kprog_ib_pin_uncharge(pin);
 	kprog_ib_gauge_add(KPROG_IB_G_PINNED, -(long)pin->npages);
 	sg_free_table(&pin->sgt);
 	kvfree(pin);

@@ -290,11 +290,18 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 	/* Fail on an unwritable argument before joining, not after. */
 	if (copy_to_user(uarg, &j, size))
 		return -EFAULT;
-	if (kprog_ep_job(ep))
-		return -EISCONN;
-	err = kprog_join_check(&j);
-	if (err)
+	/*
+	 * One JOIN per endpoint at a time: threads or a parent and its child
+	 * sharing the fd would otherwise both pass the check below and write
+	 * the endpoint's grant table and ring over each other.
+	 */
+	if (mutex_lock_killable(&ep->join_lock))
+		return -EINTR;
+	err = kprog_ep_job(ep) ? -EISCONN : kprog_join_check(&j);
+	if (err) {
+		mutex_unlock(&ep->join_lock);
 		return err;
+	}
 	err = kprog_map_import(&j, &map);
 	if (err)
 		goto out_map;
@@ -318,6 +325,7 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 	}
 	/* Before the endpoint is visible: its posts read it unlocked. */
 	ep->times = j.flags & KPROG_JOIN_TIMES;
+	kprog_ep_note_cpus(ep);
 	err = kprog_job_join(ep, &j, &map, &ring);
 	if (err) {
 		ep->times = false;
@@ -328,13 +336,16 @@ static long kprog_ioc_join(struct kprog_ep *ep, unsigned int cmd,
 	/* Senders stamp their posts from now on (Late Sender at receivers). */
 	if (ep->times)
 		WRITE_ONCE(ep->job->times, true);
+	mutex_unlock(&ep->join_lock);
+	kprog_map_free(&map);
 	j.ring_entries = ep->ring.entries;
 	j.ring_bytes = ep->ring.bytes;
 	j.max_iov = kprog_max_iov;
 	j.max_ops = kprog_max_ops;
-	if (copy_to_user(uarg, &j, size))
-		err = -EFAULT;
+	return copy_to_user(uarg, &j, size) ? -EFAULT : 0;
+
 out_map:
+	mutex_unlock(&ep->join_lock);
 	kprog_map_free(&map);
 	return err;
 }
@@ -435,6 +446,8 @@ static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
 	/* The result must be deliverable before anything is posted. */
 	if (put_user(0U, &up->done))
 		return -EFAULT;
+	if (p.flags & KPROG_POST_BLOCKING)
+		kprog_ep_note_cpus(ep);
 	err = is_send ? kprog_send(ep, &p) : kprog_recv(ep, &p);
 	if (err)
 		return err;
@@ -513,6 +526,7 @@ static long kprog_ioc_wait(struct kprog_ep *ep, unsigned int cmd,
 		return -EFAULT;
 	if (w.flags & ~KPROG_WAIT_EVENTS)
 		return -EINVAL;
+	kprog_ep_note_cpus(ep);
 	return kprog_cq_wait(ep, w.timeout_ns, w.flags & KPROG_WAIT_EVENTS,
 			     w.events);
 }
@@ -534,6 +548,8 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 
 	switch (cmd) {
 	case KPROG_IOC_VERSION:
+	/* the old magic's VERSION: an old client learns it is one */
+	case KPROG_IOC_VERSION_V1:
 		return put_user((u32)KPROG_ABI_VERSION, (u32 __user *)uarg);
 	case KPROG_IOC_GET_INFO:
 		return kprog_ioc_info(uarg);

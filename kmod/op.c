@@ -9,6 +9,8 @@
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/capability.h>
 #include <linux/workqueue.h>
 #include "kprog.h"
 #include "op.h"
@@ -239,6 +241,14 @@ struct kprog_op *kprog_op_new_mm(struct kprog_ep *ep,
 	kprog_ep_get(ep);
 	mmgrab(mm);
 	op->buf.mm = mm;
+	/* Read in the owner's system call: a pin may come from elsewhere. */
+	if (mm == current->mm) {
+		unsigned long lim = rlimit(RLIMIT_MEMLOCK);
+
+		op->buf.memlock = lim == RLIM_INFINITY ||
+				  capable(CAP_IPC_LOCK) ? U64_MAX :
+				  lim >> PAGE_SHIFT;
+	}
 	return op;
 }
 

@@ -8,6 +8,7 @@
 #include <linux/vmalloc.h>
 #include <linux/timekeeping.h>
 #include "ring.h"
+#include "vmem.h"
 
 /**
  * kprog_ring_alloc() - allocate a ring
@@ -33,7 +34,7 @@ int kprog_ring_alloc(struct kprog_ring *ring, u32 entries, u32 nr_src,
 	u64 bytes = PAGE_ALIGN(times_off + (times ? (u64)entries *
 				sizeof(struct kprog_cqe_times) : 0));
 
-	ring->mem = vmalloc_user(bytes);
+	ring->mem = kprog_vmem_alloc(bytes);
 	if (!ring->mem)
 		return -ENOMEM;
 	ring->hdr = ring->mem;
@@ -187,5 +188,5 @@ int kprog_ring_mmap(struct kprog_ring *ring, struct vm_area_struct *vma)
 #else
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
 #endif
-	return remap_vmalloc_range(vma, ring->mem, 0);
+	return kprog_vmem_mmap(vma, ring->mem, ring->bytes);
 }

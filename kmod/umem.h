@@ -21,12 +21,17 @@ struct mm_struct;
  * @iov: the segments, none of them empty
  * @nr_iov: entries in @iov
  * @len: total bytes
+ * @memlock: pages the owner may hold pinned long-term in @mm (its
+ *	RLIMIT_MEMLOCK when it posted, U64_MAX with CAP_IPC_LOCK, 0 when the
+ *	buffer was posted from another process): what a transport that pins
+ *	for a network transfer charges to @mm's pinned_vm against
  */
 struct kprog_ubuf {
 	struct mm_struct *mm;
 	const struct kprog_iov *iov;
 	u32 nr_iov;
 	u64 len;
+	u64 memlock;
 };
 
 /**

@@ -19,7 +19,9 @@
  * one of the two processes says it waits (kprog_ring_hdr.waiter_cpu), on
  * a high-priority bound worker that preempts the spinner there; only
  * without such a CPU does it go to the unbound workqueue, whose worker
- * the scheduler may put on any idle CPU.
+ * the scheduler may put on any idle CPU. User space writes the hint, so it
+ * is honoured only on a CPU that process may use and that is not isolated
+ * (kprog_ep_waiter_cpu()).
  */
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -84,10 +86,10 @@ static int kprog_shm_waiter_cpu(struct kprog_xfer *x)
 	int self = raw_smp_processor_id();
 	int cpu;
 
-	cpu = kprog_ring_waiter_cpu(&x->rop->owner->ring);
+	cpu = kprog_ep_waiter_cpu(x->rop->owner);
 	if (cpu >= 0 && cpu != self)
 		return cpu;
-	cpu = kprog_ring_waiter_cpu(&x->msg->sop->owner->ring);
+	cpu = kprog_ep_waiter_cpu(x->msg->sop->owner);
 	if (cpu >= 0 && cpu != self)
 		return cpu;
 	return -1;

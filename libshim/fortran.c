@@ -114,6 +114,36 @@ static MPI_Fint msg_c2f(MPI_Message c)
 	return PMPI_Message_c2f(c);
 }
 
+/*
+ * The C side of the same conversions, for mixed-language programs: a C
+ * routine that hands a request or message of the shim to Fortran (or takes
+ * one from it) calls MPI_Request_c2f / f2c, MPI_Message_c2f / f2c, and Open
+ * MPI's would take the shim's handle for one of its own objects (a pointer
+ * it does not own). So these four are the shim's, giving and taking the
+ * same -2 - slot handles as the Fortran entry points; every other handle
+ * goes to Open MPI unchanged. Only the MPI_ names: the shim reaches Open
+ * MPI's through the PMPI_ ones.
+ */
+MPI_Fint MPI_Request_c2f(MPI_Request request)
+{
+	return req_c2f(request);
+}
+
+MPI_Request MPI_Request_f2c(MPI_Fint request)
+{
+	return req_f2c(request);
+}
+
+MPI_Fint MPI_Message_c2f(MPI_Message message)
+{
+	return msg_c2f(message);
+}
+
+MPI_Message MPI_Message_f2c(MPI_Fint message)
+{
+	return msg_f2c(message);
+}
+
 static bool st_ignored(const MPI_Fint *f)
 {
 	return !f || f == mpi_fortran_status_ignore_;

@@ -126,8 +126,14 @@ static int dev_open(void)
 	kp.fd = open(KPROG_DEVICE, O_RDWR | O_CLOEXEC);
 	if (kp.fd < 0)
 		return ST_OPEN << 16 | errno;
-	if (ioctl(kp.fd, KPROG_IOC_VERSION, &ver) < 0)
-		return ST_VERSION_IOCTL << 16 | errno;
+	if (ioctl(kp.fd, KPROG_IOC_VERSION, &ver) < 0) {
+		int e = errno;
+
+		/* a module of ABI version 1 answers only under its old magic */
+		if (e == ENOTTY && ioctl(kp.fd, KPROG_IOC_VERSION_V1, &ver) == 0)
+			return ST_VERSION << 16 | (ver & 0xffff);
+		return ST_VERSION_IOCTL << 16 | e;
+	}
 	if (ver != KPROG_ABI_VERSION)
 		return ST_VERSION << 16 | (ver & 0xffff);
 	/* A module without GET_INFO simply has no fast path (nor a network). */

@@ -8,7 +8,10 @@
  * bad offsets and lengths, scribble into the shared pages the kernel reads
  * (records, rendezvous records and the grant slots they name), poll, read and
  * write the device, send generic netlink requests with random attributes,
- * fork, close, exit and get killed (SIGKILL) at random points.
+ * fork, close, exit and get killed (SIGKILL) at random points. Storms
+ * (do_storm()) use one fd from several threads and a forked child at once:
+ * JOIN, close, mmap/munmap of the ring and channels, CHAN_OPEN, WAIT and
+ * posts racing each other on one endpoint (MPI_THREAD_MULTIPLE shares an fd).
  *
  *   kprog_fuzz [--seed N] [--calls N] [--procs P] [--seconds S]
  *     --seed     start of every process's random stream (default: from the
@@ -35,6 +38,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -77,7 +82,8 @@ static int nprocs = 4;
 static uint64_t job_base;
 
 /* xorshift64*: small, fast, and the same on every machine */
-static uint64_t rng;
+/* per thread: the storms' threads (do_storm()) draw their own streams */
+static __thread uint64_t rng;
 
 static uint64_t rnd(void)
 {
@@ -162,7 +168,7 @@ static void tally(long r)
 }
 
 /* What the worker was doing, for the report of a crash of its own. */
-static const char *doing = "start";
+static __thread const char *doing = "start";
 
 static void on_crash(int sig, siginfo_t *si, void *uc)
 {
@@ -809,6 +815,148 @@ static int reserve_call(void)
 	return atomic_fetch_add(&sh->calls, 1) < max_calls;
 }
 
+/*
+ * A storm: 2-4 threads of this process and sometimes a forked child use one
+ * fd at once (a fresh one, or one of ours already joined), each through a
+ * dup of its own that it closes at a random point, so JOIN, close,
+ * mmap/munmap, CHAN_OPEN, WAIT and posts race on one endpoint. The threads
+ * touch nothing of the worker's state but the arena and the tallies.
+ */
+struct storm {
+	int go;
+	int fd;
+	__u64 key;
+	__u32 rank;
+	uint64_t seed;
+	int calls;
+};
+
+static void storm_calls(struct storm *st, uint64_t seed)
+{
+	struct kprog_join j = { .abi_version = KPROG_ABI_VERSION };
+	size_t ring_bytes = 4096;
+	int fd = dup(st->fd);
+
+	rng = seed ? seed : 1;
+	doing = "storm";
+	if (fd < 0)
+		return;
+	for (int k = 0; k < st->calls && fd >= 0 && reserve_call(); k++) {
+		struct kprog_chan_open o = { 0 };
+		struct kprog_wait w = { 0 };
+		struct kprog_post p = { 0 };
+		void *m;
+		long r;
+
+		switch (below(8)) {
+		case 0:
+		case 1:
+			j.job_key = st->key;
+			j.rank = st->rank;
+			j.size = nprocs;
+			j.flags = chance(10) ? KPROG_JOIN_TIMES : 0;
+			r = ioctl(fd, KPROG_IOC_JOIN, &j);
+			tally(r);
+			if (!r && j.ring_bytes)
+				ring_bytes = j.ring_bytes;
+			break;
+		case 2:
+			m = mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			tally(m == MAP_FAILED ? -1 : 0);
+			if (m != MAP_FAILED) {
+				if (chance(50))
+					__atomic_store_n(&((struct kprog_ring_hdr *)m)->waiter_cpu,
+							 (__u32)below(4), __ATOMIC_RELAXED);
+				munmap(m, ring_bytes);
+			}
+			break;
+		case 3:
+			o.peer = below(nprocs);
+			r = ioctl(fd, KPROG_IOC_CHAN_OPEN, &o);
+			tally(r);
+			if (!r) {
+				m = mmap(NULL, o.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, o.offset);
+				tally(m == MAP_FAILED ? -1 : 0);
+				if (m != MAP_FAILED)
+					munmap(m, o.bytes);
+			}
+			break;
+		case 4:
+			w.timeout_ns = below(500000);
+			w.flags = below(2);
+			tally(ioctl(fd, KPROG_IOC_WAIT, &w));
+			break;
+		case 5:
+		case 6:
+			p.req_id = ((uint64_t)1 << 62) | rnd() >> 2;
+			p.peer = below(nprocs);
+			p.tag = below(4);
+			p.len = chance(80) ? below(eager_limit) : eager_limit + below(65536);
+			p.addr = some_addr(p.len);
+			if (chance(20))
+				p.flags = KPROG_POST_BLOCKING;
+			tally(ioctl(fd, chance(50) ? KPROG_IOC_SEND : KPROG_IOC_RECV, &p));
+			break;
+		default:
+			if (chance(30)) {
+				tally(close(fd));
+				fd = -1;
+			} else {
+				tally(ioctl(fd, KPROG_IOC_GET_INFO, &(struct kprog_info){ 0 }));
+			}
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static void *storm_thread(void *arg)
+{
+	struct storm *st = arg;
+	uint64_t seed = __atomic_add_fetch(&st->seed, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
+
+	while (!__atomic_load_n(&st->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	storm_calls(st, seed);
+	return NULL;
+}
+
+static void do_storm(struct dev *d)
+{
+	struct storm st = { .calls = 4 + below(12) };
+	pthread_t th[4];
+	int n = 2 + below(3), started = 0;
+	int fresh = d->fd < 0 || chance(50);
+	pid_t child = -1;
+
+	st.fd = fresh ? open(KPROG_DEVICE, O_RDWR | O_CLOEXEC) : d->fd;
+	if (st.fd < 0)
+		return;
+	st.key = fresh || !d->joined ? job_base + below(NR_JOBS) : d->j.job_key;
+	st.rank = fresh || !d->joined ? below(nprocs) : d->rank;
+	st.seed = rnd();
+	for (int i = 0; i < n; i++)
+		if (!pthread_create(&th[i], NULL, storm_thread, &st))
+			started++;
+	if (chance(40)) {
+		child = fork();
+		if (!child) {
+			/* the child alone: the barrier's threads stayed behind */
+			storm_calls(&st, st.seed ^ 0x5bd1e995);
+			_exit(0);
+		}
+		if (child > 0)
+			atomic_fetch_add(&sh->forks, 1);
+	}
+	__atomic_store_n(&st.go, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	if (fresh)
+		close(st.fd);
+}
+
 static void worker(uint64_t seed, int depth);
 
 /* A child that inherits the open files and maps, does a little and leaves. */
@@ -876,8 +1024,10 @@ static void worker(uint64_t seed, int depth)
 			doing = "do_ring", do_ring(d);
 		else if (w < 970)
 			doing = "do_misc", do_misc(d);
-		else if (w < 985)
+		else if (w < 980)
 			doing = "do_netlink", do_netlink();
+		else if (w < 985)
+			doing = "do_storm", do_storm(d);
 		else if (w < 997)
 			doing = "do_fork", do_fork(seed + w, depth);
 		else if (depth)

@@ -21,6 +21,7 @@
 #include <linux/poison.h>
 #include <linux/refcount.h>
 #include <linux/cpumask.h>
+#include <linux/sched/isolation.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <asm/paravirt.h>
@@ -217,6 +218,14 @@ struct cpumask __cpu_online_mask = { .bits = { 1 } };
 struct cpumask __cpu_present_mask = { .bits = { 1 } };
 struct cpumask __cpu_active_mask = { .bits = { 1 } };
 
+unsigned long mock_housekeeping_cpus = ~0UL;
+
+/* isolcpus= / nohz_full= as one mask for every type */
+bool housekeeping_test_cpu(int cpu, enum hk_type type)
+{
+	return mock_housekeeping_cpus & BIT(cpu);
+}
+
 /* Makes @n CPUs possible and online, and the test run on @cpu. */
 void mock_set_cpus(unsigned int n, int cpu)
 {
@@ -296,6 +305,7 @@ void mock_reset(void)
 	mock_dev_reset();
 	mock_sched_reset();
 	mock_set_cpus(1, 0);
+	mock_housekeeping_cpus = ~0UL;
 }
 
 void mock_check_clean(void)

@@ -103,6 +103,8 @@ int mock_work_queued(void);
 int mock_work_cpu(void);
 /* @n CPUs online, the test runs on @cpu (reset: one CPU, CPU 0). */
 void mock_set_cpus(unsigned int n, int cpu);
+/* Housekeeping CPUs (housekeeping_test_cpu()); every CPU unless narrowed. */
+extern unsigned long mock_housekeeping_cpus;
 int mock_run_tasklets(void);		/* in softirq context */
 /* Code between these two runs as a softirq (in_task() is false). */
 void mock_softirq_enter(void);
@@ -128,6 +130,7 @@ struct mock_proc {
 	bool exited;			/* mock_proc_exit_mm() was called */
 	u64 caps;			/* capable(): bit per capability */
 	struct cred cred;
+	struct signal_struct sig;	/* rlimits: all RLIM_INFINITY */
 	struct task_struct task;	/* last: it ends in a variable part */
 };
 

@@ -211,6 +211,45 @@ void *vmalloc_user(unsigned long size)
 			  CALLER);
 }
 
+/*
+ * kmod/vmem.c in the kernel: __vmalloc(GFP_KERNEL_ACCOUNT | __GFP_ZERO)
+ * mapped page by page; here a block that kprog_vmem_mmap() (mock_mm.c)
+ * accepts, as the kernel accepts only what kprog_vmem_alloc() made.
+ */
+void *kprog_vmem_alloc(unsigned long bytes)
+{
+	return mock_alloc(PAGE_ALIGN(bytes), GFP_KERNEL_ACCOUNT | __GFP_ZERO,
+			  MOCK_VMALLOC_USER, CALLER);
+}
+
+/* lib/bitmap.c, for cpumask_equal() of masks longer than a word */
+bool __bitmap_equal(const unsigned long *a, const unsigned long *b,
+		    unsigned int bits)
+{
+	unsigned int k, lim = bits / BITS_PER_LONG;
+
+	for (k = 0; k < lim; k++)
+		if (a[k] != b[k])
+			return false;
+	if (bits % BITS_PER_LONG)
+		return !((a[k] ^ b[k]) & BITMAP_LAST_WORD_MASK(bits));
+	return true;
+}
+
+/* CONFIG_CPUMASK_OFFSTACK: masks are allocated, of NR_CPUS bits here. */
+bool alloc_cpumask_var_node(cpumask_var_t *mask, gfp_t flags, int node)
+{
+	*mask = mock_alloc(BITS_TO_LONGS(NR_CPUS) * sizeof(long), flags,
+			   MOCK_KMALLOC, CALLER);
+	return *mask != NULL;
+}
+
+void free_cpumask_var(cpumask_var_t mask)
+{
+	if (mask)
+		mock_free(mask, KFREE_KINDS, "free_cpumask_var", CALLER);
+}
+
 void vfree(const void *p)
 {
 	mock_might_sleep(CALLER, "vfree()");

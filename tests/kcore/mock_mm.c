@@ -241,6 +241,24 @@ int remap_vmalloc_range(struct vm_area_struct *vma, void *addr,
 	return 0;
 }
 
+int kprog_vmem_mmap(struct vm_area_struct *vma, void *mem,
+		    unsigned long bytes)
+{
+	size_t size = mock_vmalloc_user_size(mem);
+
+	if (mock_check_error(&mock_remap_errors))
+		return -EAGAIN;
+	if (!size) {
+		mock_fail_at(CALLER, "kprog_vmem_mmap() of %p, not from kprog_vmem_alloc()",
+			     mem);
+		return -EINVAL;
+	}
+	if (bytes > size || vma->vm_end - vma->vm_start > PAGE_ALIGN(bytes))
+		return -EINVAL;
+	mock_remap_addr = mem;
+	return 0;
+}
+
 /* mmap_read_lock() traces when its tracepoints are on; they never are. */
 struct tracepoint __tracepoint_mmap_lock_start_locking;
 struct tracepoint __tracepoint_mmap_lock_acquire_returned;

@@ -50,6 +50,12 @@ static struct mock_proc *proc_alloc(uid_t euid, bool with_mm)
 	}
 	p->task.mm = p->mm;
 	p->task.active_mm = p->mm;
+	for (int r = 0; r < RLIM_NLIMITS; r++)
+		p->sig.rlim[r].rlim_cur = p->sig.rlim[r].rlim_max = RLIM_INFINITY;
+	p->task.signal = &p->sig;
+	/* may run anywhere unless a test narrows it */
+	cpumask_setall(&p->task.cpus_mask);
+	p->task.cpus_ptr = &p->task.cpus_mask;
 	rcu_assign_pointer(p->task.cred, &p->cred);
 	rcu_assign_pointer(p->task.real_cred, &p->cred);
 	p->task.__state = TASK_RUNNING;

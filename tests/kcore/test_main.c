@@ -189,6 +189,27 @@ TEST(main__open_allocation_failure_is_enomem)
 	EXPECT_ERR(f.f_op->open(NULL, &f), -ENOMEM);
 }
 
+TEST(main__the_old_magic_answers_only_version_with_the_current_one)
+{
+	struct kt_ep *e = kt_open();
+	u32 v = 0;
+	unsigned int nr;
+
+	EXPECT_EQ(KPROG_IOC_MAGIC == KPROG_IOC_MAGIC_V1, 0);
+	/* a version-1 client learns the module is of another version */
+	EXPECT_OK(kt_ioctl(e, KPROG_IOC_VERSION_V1, &v));
+	EXPECT_EQ(v, KPROG_ABI_VERSION);
+	EXPECT_EQ(v == 1, 0);
+	/* and nothing else of 0xB7 is a call of ours, before JOIN or after */
+	for (nr = 1; nr < 64; nr++)
+		EXPECT_ERR(kt_ioctl(e, _IOC(_IOC_READ | _IOC_WRITE,
+					    KPROG_IOC_MAGIC_V1, nr,
+					    sizeof(struct kprog_join)), &v),
+			   -ENOTTY);
+	EXPECT_ERR(kt_ioctl(e, _IOWR(KPROG_IOC_MAGIC_V1, 1,
+				     struct kprog_join), &v), -ENOTTY);
+}
+
 TEST(main__version_works_before_join_and_needs_a_writable_argument)
 {
 	static u32 v32;		/* below 4 GiB, for the 32-bit call */

@@ -403,6 +403,46 @@ TEST(shm__copy_is_unbound_when_nobody_waits_elsewhere)
 	expect_copy_queued_on(a, b, WORK_CPU_UNBOUND);
 }
 
+TEST(shm__waiter_cpu_outside_the_process_s_allowed_cpus_is_ignored)
+{
+	struct cpumask *allowed = &mock_default_proc->task.cpus_mask;
+	struct kt_ep *a, *b;
+
+	mock_set_cpus(4, 0);
+	/* the processes may run on CPUs 0-2 only (their cpuset) */
+	cpumask_clear_cpu(3, allowed);
+	kt_pair(&a, &b);
+	a->ring->waiter_cpu = 1 + 3;	/* a high-priority worker on CPU 3? */
+	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
+	expect_copy_queued_on(a, b, WORK_CPU_UNBOUND);
+	/* one the process may use is honoured */
+	a->ring->waiter_cpu = 1 + 2;
+	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
+	expect_copy_queued_on(a, b, 2);
+	/* the affinity narrowed after JOIN: seen at the next WAIT */
+	cpumask_clear_cpu(2, allowed);
+	ASSERT_OK(kt_wait(a, 0));
+	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
+	expect_copy_queued_on(a, b, WORK_CPU_UNBOUND);
+	cpumask_setall(allowed);
+}
+
+TEST(shm__waiter_cpu_that_is_isolated_is_ignored)
+{
+	struct kt_ep *a, *b;
+
+	kt_pair(&a, &b);
+	mock_set_cpus(4, 0);
+	/* isolcpus=3 / nohz_full=3: no housekeeping work there */
+	mock_housekeeping_cpus = ~BIT(3);
+	a->ring->waiter_cpu = 1 + 3;
+	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
+	expect_copy_queued_on(a, b, WORK_CPU_UNBOUND);
+	mock_housekeeping_cpus = ~0UL;
+	rendezvous(a, b, src, dst, 3 * PAGE_SIZE);
+	expect_copy_queued_on(a, b, 3);
+}
+
 TEST(shm__closing_receiver_stops_the_copy_and_the_sender_learns_it)
 {
 	struct kt_ep *a, *b;

@@ -13,8 +13,10 @@
  * otherwise:
  *   scripts/vm-run --rxe -- env SELFTESTS=kprog_ib tests/selftests/run
  */
+#define _GNU_SOURCE	/* setresuid() */
 #include <arpa/inet.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include "kprog_test.h"
 
@@ -430,6 +432,88 @@ TEST_F(ib, net_conn_refuses_bad_requests_and_this_node)
 	c.status = 0;
 	EXPECT_EQ(0, net_conn(&self->na, &c));
 	EXPECT_EQ(KPROG_NET_AGAIN, c.status);
+}
+
+/* Pages this process has pinned long-term (mm->pinned_vm), or -1. */
+static long vm_pin_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/*
+ * A sender of @len bytes in a child with `ulimit -l` @limit bytes, without
+ * CAP_IPC_LOCK (uid nobody): 0 when its send completed and its pins were
+ * all returned afterwards, 1 when the send was refused with ENOMEM, 2
+ * otherwise. The parent receives on e[0].
+ */
+static int memlock_sender(FIXTURE_DATA(ib) *self, size_t len, rlim_t limit)
+{
+	struct rlimit rl = { limit, limit };
+	struct kprog_post ps;
+	struct kprog_cqe c;
+	char *sb = buf_new(len, 77);
+	int ret, i;
+
+	if (!sb || setrlimit(RLIMIT_MEMLOCK, &rl) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 2;
+	ret = kp_send(&self->e[1], 2, sb, len, 0, 9, 0, 0, &ps);
+	if (ret == -ENOMEM)
+		return 1;
+	if (ret || kp_complete(&self->e[1], &ps, &c, 60000) || c.error)
+		return 2;
+	/* the unpinning is deferred to a worker */
+	for (i = 0; i < 100 && vm_pin_kib() > 0; i++)
+		usleep(10000);
+	return vm_pin_kib() == 0 ? 0 : 2;
+}
+
+/*
+ * RDMA reads pin the sender's pages long-term: they are charged to its
+ * pinned_vm against RLIMIT_MEMLOCK, as an ib_umem registration is. A
+ * limit below one registration chunk refuses the send (ENOMEM, the
+ * shim's clear error); one of a few chunks carries a larger message chunk
+ * by chunk; the charge is returned when the pins are.
+ */
+TEST_F_TIMEOUT(ib, pinned_pages_are_charged_to_the_sender_s_memlock_limit, 300)
+{
+	size_t len = 4 * MiB + 5;
+	char *rb = buf_new(len, 0);
+	struct kprog_post pr;
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, rb);
+	/* 16 KiB: not even one chunk */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(memlock_sender(self, len, 16384));
+	kp_child_status(pid, &status);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(1, WEXITSTATUS(status)) TH_LOG("a 4 MiB send within 16 KiB of memlock");
+	/* 8 MiB: chunk by chunk, within the limit */
+	ASSERT_EQ(0, kp_recv(&self->e[0], 1, rb, len, 1, 9, 0, 0, &pr));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(memlock_sender(self, len, 8 * MiB));
+	check_cqe(_metadata, &self->e[0], &pr, 0, len, 1, 9, rb, 77);
+	kp_child_status(pid, &status);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	kp_free(rb, len);
+	EXPECT_IDLE();
 }
 
 TEST_F(ib, eager_messages_posted_and_unexpected)

@@ -31,8 +31,11 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-/* Bumped on any incompatible change of this file. */
-#define KPROG_ABI_VERSION	1
+/*
+ * Bumped on any incompatible change of this file. 2: the ioctl magic moved
+ * from 0xB7 (nsfs's) to KPROG_IOC_MAGIC, see there.
+ */
+#define KPROG_ABI_VERSION	2
 
 #define KPROG_DEVICE		"/dev/kprog"
 
@@ -801,7 +804,19 @@ struct kprog_coll {
 	struct kprog_cqe cqe;	/* out: valid when @done */
 };
 
-#define KPROG_IOC_MAGIC		0xB7
+/*
+ * 0xD4: free in Documentation/userspace-api/ioctl/ioctl-number.rst (6.1).
+ * ABI version 1 used 0xB7, which nsfs and remoteproc own. Of that number
+ * the module answers only KPROG_IOC_VERSION_V1, with the current version,
+ * so that a client built for version 1 sees a version it does not know
+ * (a shim then says so in one line and passes MPI through to Open MPI);
+ * every other 0xB7 call is ENOTTY. A client of this version may ask
+ * KPROG_IOC_VERSION_V1 when KPROG_IOC_VERSION is ENOTTY, to tell an older
+ * module (it answers 1) from no kprog at all.
+ */
+#define KPROG_IOC_MAGIC		0xD4
+#define KPROG_IOC_MAGIC_V1	0xB7
+#define KPROG_IOC_VERSION_V1	_IOR(KPROG_IOC_MAGIC_V1, 0, __u32)
 #define KPROG_IOC_VERSION	_IOR(KPROG_IOC_MAGIC, 0, __u32)
 #define KPROG_IOC_JOIN		_IOWR(KPROG_IOC_MAGIC, 1, struct kprog_join)
 #define KPROG_IOC_SEND		_IOWR(KPROG_IOC_MAGIC, 2, struct kprog_post)

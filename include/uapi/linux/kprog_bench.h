@@ -45,9 +45,10 @@ struct kprog_bench_irq_wait {
 /*
  * kprog's ioctl magic, from 0x40 on: no number here is one of
  * /dev/kprog's, so a call sent to the wrong device fails with ENOTTY.
- * (Until the split, /dev/kprog had this call as number 7.)
+ * (Until the split, /dev/kprog had this call as number 7; until kprog's
+ * ABI version 2 the magic was 0xB7, nsfs's.)
  */
-#define KPROG_BENCH_IOC_MAGIC	0xB7
+#define KPROG_BENCH_IOC_MAGIC	0xD4
 #define KPROG_BENCH_IOC_IRQ_WAIT \
 	_IOWR(KPROG_BENCH_IOC_MAGIC, 0x40, struct kprog_bench_irq_wait)
 
