@@ -33,6 +33,7 @@
 #include <string.h>
 #include "hot.h"
 #include "shim.h"
+#include "env.h"
 #include "waitprof_stats.h"
 
 struct kp_wp_call {
@@ -112,9 +113,7 @@ static struct recent recent[KP_WP_NFN][KP_WP_RECENT];
  */
 void kp_wp_init(bool threads)
 {
-	const char *s = getenv("KPROG_WAITPROF");
-
-	if (!s || !*s || !strcmp(s, "0"))
+	if (!kp_env_bool(KP_ENV_WAITPROF))
 		return;
 	if (threads) {
 		if (kp.world_rank == 0)
@@ -125,9 +124,7 @@ void kp_wp_init(bool threads)
 		fprintf(stderr, "kprog: KPROG_WAITPROF: no memory, profiler off\n");
 		return;
 	}
-	out_prefix = getenv("KPROG_WAITPROF_OUT");
-	if (!out_prefix || !*out_prefix)
-		out_prefix = "kprog-waitprof";
+	out_prefix = kp_env_str(KP_ENV_WAITPROF_OUT);
 	t_init = kp_now_ns();
 	/*
 	 * KPROG_WAITPROF_STAMP=0: fast-path sends carry no send time, so
@@ -136,8 +133,7 @@ void kp_wp_init(bool threads)
 	 * read was most of what the profiler cost an 8-byte trip in the
 	 * test VM (README, "What the features cost").
 	 */
-	s = getenv("KPROG_WAITPROF_STAMP");
-	stamp_env = !s || strcmp(s, "0");
+	stamp_env = kp_env_bool(KP_ENV_WAITPROF_STAMP);
 	wp_set(true);
 	wp_started = true;
 }
