@@ -22,7 +22,7 @@
  * Off, every wrapper costs one test of kp_wp_on before the shim's (or
  * Open MPI's) own function. libkprog-nowp.so (make -C libshim nowp) is
  * built with KP_NO_WAITPROF, where that test is constant: the A/B
- * benchmark of what the profiler costs when off (README); never installed.
+ * benchmark of what the profiler costs when off (docs/benchmarks.md); never installed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -131,7 +131,7 @@ void kp_wp_init(bool threads)
 	 * their receives have no exact Late Sender (kernel-path messages and
 	 * messages there before the receive still do); the sender's clock
 	 * read was most of what the profiler cost an 8-byte trip in the
-	 * test VM (README, "What the features cost").
+	 * test VM (docs/benchmarks.md, "What the optional features cost").
 	 */
 	stamp_env = kp_env_bool(KP_ENV_WAITPROF_STAMP);
 	wp_set(true);
