@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kprog-stat: the kprog module's per-CPU progression counters, read over
  * its generic netlink family, printed per core like mpstat: once (totals

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * MPI_Init / MPI_Init_thread / MPI_Finalize: open /dev/kprog, agree on
  * one job key for the world, the node of every rank and the address of

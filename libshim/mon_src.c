@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Where the monitoring sessions' counts come from: cumulative counters of
  * what this process sent, by world rank of the destination.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Rendezvous sends with no system call (KPROG_FEAT_GRANTS; the protocol
  * is in include/uapi/linux/kprog.h, the kernel's side in kmod/grant.c).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Wait-state profiler (seed 003): KPROG_WAITPROF=1 turns it on (off by
  * default). Through PMPI it times MPI_Recv, MPI_Wait, MPI_Waitall and

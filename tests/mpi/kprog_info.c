@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kprog-info: what the loaded module offers (KPROG_IOC_GET_INFO), one line:
  *   kprog-info: abi 1 features multinode,large,fastpath transports shm,ib node 127.0.1.1:0 eager_limit ...
