@@ -29,7 +29,7 @@ KDIR ?= $(if $(wildcard /lib/modules/$(KVER)/build/Makefile),/lib/modules/$(KVER
 # Not exported: `make check` on a fresh machine computes these before
 # scripts/setup has installed the headers; sub-makes compute them afresh.
 
-USER_DIRS := libshim bench tests/selftests tests/mpi tests/twonode tests/fuzz
+USER_DIRS := libshim tools bench tests/selftests tests/mpi tests/twonode tests/fuzz
 
 # Installation (`make install`, `make install-dkms`; DESTDIR for staging).
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
@@ -66,8 +66,10 @@ user: $(USER_DIRS)
 $(USER_DIRS):
 	$(MAKE) -C $@
 
-# reorder and the monitoring/profiler tests link with libkprog.so
+# reorder and the monitoring/profiler tests link with libkprog.so; tests/mpi
+# links tools/kprog-info
 bench tests/mpi: libshim
+tests/mpi: tools
 
 check: setup
 	$(MAKE) all

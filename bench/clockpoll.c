@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * clockpoll: what reading the clock costs a spinning receiver and its
  * sender (libshim/spin.h, KP_SPIN_CLOCK_POLLS).

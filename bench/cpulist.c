@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* CPU list parsing and formatting (see cpulist.h). */
 #include <ctype.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * CPU lists as the kernel writes them ("0-3,8,10-11", see cpuset(7)
  * "List format") to and from cpu_set_t, and cpu_set_t to the __u64-word

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * irqcost: the interrupt and context-switch overhead microbenchmark of
  * seed 001 (Hoefler & Lumsdaine, section V-B-2), per core and per

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* irqcost's summaries, tables and data files (see irqcost_report.h). */
 #include <errno.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * What irqcost measured (one sample per core per stage) and what it makes
  * of it: per-core and per-mechanism summaries, the text tables and the

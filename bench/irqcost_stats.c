@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Statistics and overhead formulas of the interrupt-cost benchmark. */
 #include <math.h>
 #include <stdlib.h>

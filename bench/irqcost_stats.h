@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The arithmetic of the interrupt-cost benchmark (seed 001, section V-B-2,
  * Hoefler & Lumsdaine): robust summaries of repeated measurements and the

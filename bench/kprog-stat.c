@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kprog-stat: the kprog module's per-CPU progression counters, read over
  * its generic netlink family, printed per core like mpstat: once (totals
@@ -17,6 +17,10 @@
 #include "kprog_stats.h"
 
 #define EXIT_NOMODULE	2
+
+#ifndef KPROG_VERSION
+#define KPROG_VERSION "unknown"
+#endif
 
 static const char usage_text[] =
 "Usage: kprog-stat [options]\n"
@@ -40,6 +44,7 @@ static const char usage_text[] =
 "      --json          one JSON object per table instead of text, raw\n"
 "                      counters (totals) or raw counters per second (rates)\n"
 "  -h, --help          this text\n"
+"  -V, --version       the version of kprog-stat\n"
 "\n"
 "Columns (text; with an interval every column is per second):\n"
 "  events      completion events the module handled\n"
@@ -280,13 +285,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "i:c:rh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:c:rhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			o->interval = strtod(optarg, &end);
@@ -320,6 +326,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
+			exit(0);
+		case 'V':
+			printf("kprog-stat %s\n", KPROG_VERSION);
 			exit(0);
 		default:
 			fputs("Try 'kprog-stat --help'.\n", stderr);

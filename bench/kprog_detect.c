@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* bench/kprog_detect.c: see kprog_detect.h. */
 #define _GNU_SOURCE
 #include "kprog_detect.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * bench/kprog_detect.h: is this process really running on kprog? The
  * benchmarks label their kprog column with what they saw, not with what

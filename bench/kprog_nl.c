@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Client of the generic netlink families "kprog" (kprog.ko) and
  * "kprog_bench" (kprog_bench.ko) on libnl-genl-3 (see kprog_nl.h). One

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Client of the generic netlink families of the modules, on libnl-genl-3:
  * "kprog" (kprog.ko, include/uapi/linux/kprog.h), its per-CPU progression

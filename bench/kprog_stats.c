@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Arithmetic on the modules' per-CPU counters (see kprog_stats.h). */
 #include "kprog_stats.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The modules' per-CPU counters as user space holds them (one struct per
  * CPU, filled from GET_STATS by kprog_nl.c), and the arithmetic on them:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bench/latency.c: small-message latency (osu_latency-style ping-pong),
  * latency as the number of processes grows (HPCC-style, one pair at a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * bench/latency.h: what the parts of bench/latency share (one program, not
  * an API): message tags, the options and buffers set up by latency.c, the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bench/latency_msgrate.c: the msgrate mode, osu_mbw_mr / osu_bw style:
  * rank 0 posts windows of MPI_Isend, rank 1 of MPI_Irecv, both

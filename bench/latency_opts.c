@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* bench/latency_opts.c: see latency_opts.h. */
 #include "latency_opts.h"
 

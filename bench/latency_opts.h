@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * bench/latency_opts.h: options of bench/latency, its --help text and the
  * batch plan; no MPI (unit-tested by test_latency.c).

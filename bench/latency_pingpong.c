@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bench/latency_pingpong.c: the ping-pong point (verification, warm-up,
  * timed batches after a GO/READY handshake) and the two modes built on it:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* bench/latency_stats.c: see latency_stats.h. */
 #include "latency_stats.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * bench/latency_stats.h: the latency benchmark's own logic, free of MPI so
  * that test_latency.c can check it natively: sample statistics, size

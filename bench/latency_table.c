@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bench/latency_table.c: `latency-table`, the side-by-side report of
  * bench/run-latency. Reads the CSVs of bench/latency (every repetition of

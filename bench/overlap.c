@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bench/overlap: the MPI overlap benchmark suite of Denis & Trahay,
  * "MPI Overlap: Benchmark and Analysis" (ICPP 2016), for 2 ranks.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* bench/overlap_stats.c: see overlap_stats.h. */
 #include "overlap_stats.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * bench/overlap_stats.h: the overlap suite's own logic, free of MPI so
  * that it can be unit-tested (test_overlap.c): sample statistics, the

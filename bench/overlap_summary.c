@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bench/overlap-summary: read back the CSVs of bench/overlap (plain Open
  * MPI and, optionally, under kprog) and print, per benchmark, the median

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bench/progress: progress-thread and context-switch benchmarks of
  * Hoefler & Lumsdaine, "Message Progression in Parallel Computing - To

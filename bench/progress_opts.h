@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * bench/progress_opts.h: the options of bench/progress (seed 001 progress
  * thread benchmarks). Pure C, no MPI, so bench/test_progress.c can test

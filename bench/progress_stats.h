@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * bench/progress_stats.h: the arithmetic of bench/progress that does not
  * need MPI (percentiles, workload calibration, latency histogram bins,

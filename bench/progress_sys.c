@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bench/progress_sys.c: kprog detection, kernel worker CPUs, per-core
  * accounting for bench/progress.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * bench/progress_sys.h: what bench/progress asks of the system, without
  * MPI: clocks, whether the kprog shim is active in this process, the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * bench/progress_thread.h: the user-space progress thread of bench/progress
  * (seed 001, section III-C): it takes over the client's posted requests

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * reorder: the rank-reordering use of monitoring sessions (seed 002,
  * section 5 and figure 1). An iterative program whose heavy partners

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* cpulist.c: parsing, formatting, the netlink bitmap. */
 #include <string.h>
 #include "cpulist.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The suite list of test_bench (the unit tests of kprog-stat and irqcost)
  * and their tolerance macro; EXPECT is tests/expect.h's. test_main.c runs

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * irqcost_report.c on synthetic measurements with known answers: per-core
  * and per-mechanism summaries, the ratio to hardirq, the module's

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* irqcost_stats.c: summaries and the seed's overhead formula with its own numbers. */
 #include <string.h>
 #include "irqcost_stats.h"

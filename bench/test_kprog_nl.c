@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kprog_nl.c without a kernel: reply messages of both families ("kprog",
  * "kprog_bench") built with libnl (nlmsg_alloc, genlmsg_put, nla_put) are

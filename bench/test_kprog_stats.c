@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* kprog_stats.c: deltas (with resets in between), sums, rates (kprog-stat's arithmetic). */
 #include <string.h>
 #include "kprog_stats.h"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests of the latency benchmark's own logic (latency_stats.c,
  * latency_opts.c) and of bench/latency-table on small CSVs: statistics,

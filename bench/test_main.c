@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests of the pure parts of kprog-stat and irqcost (CPU lists,
  * counter deltas, netlink message parsing without a kernel, statistics and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests of the overlap suite's own logic (overlap_stats.c) and of
  * bench/overlap-summary on a small CSV: statistics, equation 1, the

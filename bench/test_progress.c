@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Native unit tests of bench/progress's pure logic (no MPI): percentiles
  * and summaries, the workload calibration steps, latency histogram bins,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * MPI_Monitoring: introspection monitoring sessions (Jeannot & Sartori,
  * Inria RR-9292, section 4), served by libkprog.so.

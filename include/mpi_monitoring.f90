@@ -1,4 +1,4 @@
-! SPDX-License-Identifier: GPL-2.0
+! SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 ! MPI_Monitoring: the Fortran interface of the monitoring sessions (seed
 ! 002, section 4.3), served by libkprog.so. Every routine takes one more
 ! argument, the return value; a session id is an INTEGER; counts and

@@ -791,3 +791,4 @@ module_exit(kprog_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("kprog: in-kernel progression of MPI point-to-point messages");
 MODULE_AUTHOR("kprog developers");
+MODULE_VERSION(KPROG_VERSION);

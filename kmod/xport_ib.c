@@ -273,4 +273,5 @@ module_exit(kprog_ib_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("kprog: ibverbs transport between nodes (RC QPs, RDMA READ rendezvous)");
 MODULE_AUTHOR("kprog developers");
+MODULE_VERSION(KPROG_VERSION);
 MODULE_SOFTDEP("pre: kprog");

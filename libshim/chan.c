@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * User-space side of a kprog fast-path channel: the producer's and the
  * consumers' steps of the protocol described in include/uapi/linux/kprog.h.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * User-space side of a kprog fast-path channel (include/uapi/linux/kprog.h
  * has the layout and the protocol): write records as the producer, find,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The shim's cheap clock (clock.h): the TSC where the kernel keeps time
  * with it, calibrated against CLOCK_MONOTONIC.

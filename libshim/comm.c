@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Communicator table: which communicators go through kprog, their context
  * ids, and rank translation. Wrappers of every communicator constructor

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Datatype layouts: flatten a datatype into its ordered byte segments
  * (MPI_Type_get_envelope/get_contents, recursively), merge neighbours and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The small-message fast path (seed 004's "send immediate" / "receive
  * immediate"): messages up to the channel limit go between two processes

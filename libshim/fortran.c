@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Fortran bindings: Open MPI 4.1's mpif.h / `use mpi` / `use mpi_f08`
  * entry points of every call the shim handles in C, converted to C and

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The functions of a small message's blocking send and receive, in one
  * section (.text.kp_hot), so that they sit together in a few pages of

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * MPI_Comm_idup, the one nonblocking communicator constructor of MPI 3.1
  * (and Open MPI 4.1). Open MPI agrees the new communicator's context id

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * MPI_Init / MPI_Init_thread / MPI_Finalize: open /dev/kprog, agree on
  * one job key for the world, the node of every rank and the address of
@@ -25,6 +25,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include "shim.h"
+#include "env.h"
 
 struct kp_state kp = { .fd = -1 };
 static struct kprog_info info;
@@ -49,18 +50,6 @@ void kp_logf(const char *fmt, ...)
 		n = (int)sizeof(line) - 2;	/* cut, but still one line */
 	line[n++] = '\n';
 	fwrite(line, 1, (size_t)n, stderr);
-}
-
-static long env_long(const char *name, long def)
-{
-	const char *s = getenv(name);
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return def;
-	v = strtol(s, &end, 0);
-	return *end ? def : v;
 }
 
 /* Failure steps, reported to world rank 0 through an Allreduce(MAX). */
@@ -172,7 +161,7 @@ static int dev_join(uint64_t key, const __u32 *rank_nodes, const struct kprog_no
 	j.job_key = key;
 	j.rank = kp.world_rank;
 	j.size = kp.world_size;
-	j.eager_limit = (__u32)env_long("KPROG_EAGER_LIMIT", 0);
+	j.eager_limit = (__u32)kp_env_long(KP_ENV_EAGER_LIMIT);
 	/* the wait-state profiler wants the kernel's times of its receives */
 	if (kp_wp_on && (info.features & KPROG_FEAT_TIMES))
 		j.flags |= KPROG_JOIN_TIMES;
@@ -221,16 +210,12 @@ static void teardown(void)
 
 static int transport_choice(void)
 {
-	const char *s = getenv("KPROG_TRANSPORT");
+	const char *s = kp_env_str(KP_ENV_TRANSPORT);	/* a bad value is reported there */
 
-	if (!s || !*s || !strcmp(s, "auto"))
-		return XP_AUTO;
 	if (!strcmp(s, "ib"))
 		return XP_IB;
 	if (!strcmp(s, "shm") || !strcmp(s, "local"))
 		return XP_SHM;
-	if (kp.world_rank == 0)
-		fprintf(stderr, "kprog: KPROG_TRANSPORT=%s is not auto, ib or shm; using auto\n", s);
 	return XP_AUTO;
 }
 
@@ -352,7 +337,7 @@ static int net_connect(MPI_Comm *leaders, const struct kprog_node_addr *nodes, i
 static void spin_policy(int node_size, int provided)
 {
 	cpu_set_t mine, all;
-	long us = env_long("KPROG_SPIN_DEDICATED_US", 5000);
+	long us = kp_env_long(KP_ENV_SPIN_DEDICATED_US);
 	int ncpu;
 
 	CPU_ZERO(&mine);
@@ -390,19 +375,20 @@ void kp_setup(int provided)
 
 	PMPI_Comm_rank(MPI_COMM_WORLD, &kp.world_rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &kp.world_size);
-	kp.verbose = (int)env_long("KPROG_VERBOSE", 0);
+	kp_env_report = kp.world_rank == 0 ? stderr : NULL;	/* bad KPROG_* values: once, rank 0 */
+	kp.verbose = (int)kp_env_long(KP_ENV_VERBOSE);
 	/*
 	 * KPROG_SPIN_US fixes the spin; by default it adapts (spin.h) between
 	 * KPROG_SPIN_MIN_US and KPROG_SPIN_MAX_US: 1 ms covers a wake-up
 	 * under emulation, where a wake-up costs hundreds of microseconds.
 	 */
-	kp_spin_init(&kp.spin, env_long("KPROG_SPIN_US", -1), env_long("KPROG_SPIN_MIN_US", 1),
-		     env_long("KPROG_SPIN_MAX_US", 1000), 50);
-	kp.full_wait_ns = env_long("KPROG_FULL_WAIT_US", 50) * 1000;
+	kp_spin_init(&kp.spin, kp_env_long(KP_ENV_SPIN_US), kp_env_long(KP_ENV_SPIN_MIN_US),
+		     kp_env_long(KP_ENV_SPIN_MAX_US), 50);
+	kp.full_wait_ns = kp_env_long(KP_ENV_FULL_WAIT_US) * 1000;
 	kp_clock_init(NULL);	/* before anything times itself */
 	kp_wp_init(provided == MPI_THREAD_MULTIPLE);
-	if (env_long("KPROG_DISABLE", 0) == 1) {
-		kp_log(1, "KPROG_DISABLE=1: passing everything through");
+	if (kp_env_bool(KP_ENV_DISABLE)) {
+		kp_log(1, "KPROG_DISABLE: passing everything through");
 		return;
 	}
 	if (provided == MPI_THREAD_MULTIPLE && !kp_ompi_cid_init()) {
@@ -519,8 +505,8 @@ void kp_setup(int provided)
 	kp_pool_init();
 	kp.active = true;	/* before registering: register checks it */
 	kp_comm_init();
-	if (env_long("KPROG_FAST", 1) != 0 && !kp.net_only)
-		kp_fast_init(&info, env_long("KPROG_FAST_LIMIT", -1));
+	if (kp_env_bool(KP_ENV_FAST) && !kp.net_only)
+		kp_fast_init(&info, kp_env_long(KP_ENV_FAST_LIMIT));
 	kp_rts_init(&info);
 	kp_progress_hook(true);
 	kp.mt = provided == MPI_THREAD_MULTIPLE;	/* from here on, the lock (lock.c) */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The MPI_M_* API of include/MPI_Monitoring.h (seed 002, section 4):
  * argument and state checks, the collective parts (gathers, files), on

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * libkprog internals of the monitoring sessions (MPI_Monitoring.h):
  * sources of counts (mon_src.c) and the hook of pass-through sends.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * File formats of the monitoring sessions (MPI_M_flush, MPI_M_rootflush).
  *

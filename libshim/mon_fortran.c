@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Fortran interface of the monitoring sessions (seed 002, section 4.3):
  * the C functions under gfortran's names (lower case, one trailing

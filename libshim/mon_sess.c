@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Monitoring sessions: state changes and counting (see mon_sess.h). The
  * checks of the API (which state allows what, error codes) are in mon.c;

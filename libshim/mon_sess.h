@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Monitoring sessions (seed 002, section 4): the state machine and the
  * counting of one process, without MPI, so that it is unit-tested natively.

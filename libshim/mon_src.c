@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Where the monitoring sessions' counts come from: cumulative counters of
  * what this process sent, by world rank of the destination.
@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "shim.h"
+#include "env.h"
 #include "mon.h"
 
 bool kp_mon_counting;
@@ -83,7 +84,7 @@ static void mpit_open(void)
 	MPI_Comm wc = MPI_COMM_WORLD;
 
 	const char *env = getenv("OMPI_MCA_pml_monitoring_enable");
-	const char *use = getenv("KPROG_MON_MPIT");
+	int use = kp_env_tri(KP_ENV_MON_MPIT);
 	bool enabled;
 
 	/*
@@ -95,9 +96,9 @@ static void mpit_open(void)
 	 * MPI_T's start-up costs a quarter of a second: skipped, unless
 	 * KPROG_MON_MPIT=1 (monitoring enabled in an MCA parameter file).
 	 */
-	if (use && !strcmp(use, "0"))
+	if (use == 0)
 		return;
-	if (!(use && !strcmp(use, "1")) && !(env && atoi(env) > 0))
+	if (use != 1 && !(env && atoi(env) > 0))
 		return;
 	if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
 		return;

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * MPI_THREAD_MULTIPLE: sleeping in the kernel while other threads run the
  * shim (lock.c has the lock and the reasoning). A sleeper may wait for a

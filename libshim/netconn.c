@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Connecting the nodes of a job at MPI_Init, out of band (as UCX does):
  * the module connects one RC queue pair per pair of nodes with ib_core

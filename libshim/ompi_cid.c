@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The one place that reads Open MPI internals: a communicator's context id
  * (ompi_communicator_t.c_contextid, from Open MPI's installed headers).

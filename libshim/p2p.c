@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Send, receive and probe calls. On a communicator in the kprog table they
  * post to /dev/kprog; on any other they go to PMPI unchanged.

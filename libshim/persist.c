@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Persistent requests: *_init make an inactive kprog request, Start and
  * Startall post it; a completed one goes back to inactive on Wait/Test.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Progress and waiting: one call makes everything of kprog move that can
  * move in user space (ring completions, deferred posts, fast-path

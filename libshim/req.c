@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Request and message objects, the completion ring, posting (with a FIFO
  * for posts the module refused with ENOBUFS), the list of receives posted

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Rendezvous sends with no system call (KPROG_FEAT_GRANTS; the protocol
  * is in include/uapi/linux/kprog.h, the kernel's side in kmod/grant.c).
@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "shim.h"
+#include "env.h"
 #include "chan.h"
 
 static struct kprog_grant *grants;
@@ -45,12 +46,11 @@ uint64_t kp_rts_sent(void)
 
 void kp_rts_init(const struct kprog_info *info)
 {
-	const char *e = getenv("KPROG_RTS");
 	long page = sysconf(_SC_PAGESIZE);
 	void *m;
 	uint32_t i;
 
-	if ((e && !strcmp(e, "0")) || !(info->features & KPROG_FEAT_GRANTS) ||
+	if (!kp_env_bool(KP_ENV_RTS) || !(info->features & KPROG_FEAT_GRANTS) ||
 	    !info->max_grants || !kp_fast_limit() || page <= 0)
 		return;
 	grants_bytes = (KPROG_GRANT_BYTES(info->max_grants) + (size_t)page - 1) &

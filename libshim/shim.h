@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * libkprog internals: shared state of the PMPI shim that moves the
  * point-to-point traffic of node-local intra-communicators to /dev/kprog.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Native unit tests of the datatype flattening (dtype.c), no device
  * needed: for many datatypes, the gathered bytes must equal PMPI_Pack's

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Native unit tests of the fast path's MPI-free parts: the channel record
  * protocol as user space runs it (chan.c: reserve/publish, pad records at

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Native unit tests of the MPI-free parts of the monitoring sessions and
  * of the wait-state profiler: session counting over start, suspend,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Wait-state profiler (seed 003): KPROG_WAITPROF=1 turns it on (off by
  * default). Through PMPI it times MPI_Recv, MPI_Wait, MPI_Waitall and
@@ -22,7 +22,7 @@
  * Off, every wrapper costs one test of kp_wp_on before the shim's (or
  * Open MPI's) own function. libkprog-nowp.so (make -C libshim nowp) is
  * built with KP_NO_WAITPROF, where that test is constant: the A/B
- * benchmark of what the profiler costs when off (README); never installed.
+ * benchmark of what the profiler costs when off (docs/benchmarks.md); never installed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,6 +33,7 @@
 #include <string.h>
 #include "hot.h"
 #include "shim.h"
+#include "env.h"
 #include "waitprof_stats.h"
 
 struct kp_wp_call {
@@ -112,9 +113,7 @@ static struct recent recent[KP_WP_NFN][KP_WP_RECENT];
  */
 void kp_wp_init(bool threads)
 {
-	const char *s = getenv("KPROG_WAITPROF");
-
-	if (!s || !*s || !strcmp(s, "0"))
+	if (!kp_env_bool(KP_ENV_WAITPROF))
 		return;
 	if (threads) {
 		if (kp.world_rank == 0)
@@ -125,19 +124,16 @@ void kp_wp_init(bool threads)
 		fprintf(stderr, "kprog: KPROG_WAITPROF: no memory, profiler off\n");
 		return;
 	}
-	out_prefix = getenv("KPROG_WAITPROF_OUT");
-	if (!out_prefix || !*out_prefix)
-		out_prefix = "kprog-waitprof";
+	out_prefix = kp_env_str(KP_ENV_WAITPROF_OUT);
 	t_init = kp_now_ns();
 	/*
 	 * KPROG_WAITPROF_STAMP=0: fast-path sends carry no send time, so
 	 * their receives have no exact Late Sender (kernel-path messages and
 	 * messages there before the receive still do); the sender's clock
 	 * read was most of what the profiler cost an 8-byte trip in the
-	 * test VM (README, "What the features cost").
+	 * test VM (docs/benchmarks.md, "What the optional features cost").
 	 */
-	s = getenv("KPROG_WAITPROF_STAMP");
-	stamp_env = !s || strcmp(s, "0");
+	stamp_env = kp_env_bool(KP_ENV_WAITPROF_STAMP);
 	wp_set(true);
 	wp_started = true;
 }

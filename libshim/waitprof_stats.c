@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Wait-state profiler statistics: see waitprof_stats.h. An open-addressed
  * table, fixed when the profiler starts: a profile must not allocate on

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Wait-state profiler statistics (seed 003, section 3), without MPI so
  * that they are unit-tested natively: per (MPI function, call site,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * tests/expect.h: the one assertion macro of the native unit tests
  * (libshim/test_dtype.c, bench/test_*.c). Each EXPECT counts a pass or

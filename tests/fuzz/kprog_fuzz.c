@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kprog_fuzz: a structure-aware fuzzer of /dev/kprog. Several processes at
  * once open the device, join a few shared jobs (so that real matching,

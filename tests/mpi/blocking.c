@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Blocking point-to-point between ranks 0 and 1 (others only join the
  * barriers). Run with 2 (or 3) ranks.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Shared helpers for the kprog MPI tests: CHECK macros that print
  * file:line and the rank and then MPI_Abort, deterministic data patterns

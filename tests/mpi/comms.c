@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Communicators: ranks, statuses and matching are per communicator.
  * Run with 4 (or 2-4) ranks.

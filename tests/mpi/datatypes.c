@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Derived datatypes. Each case sends @scount of @stype and receives
  * @rcount of @rtype (same type signature, or a prefix of it for partial

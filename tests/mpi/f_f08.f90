@@ -1,4 +1,4 @@
-! SPDX-License-Identifier: GPL-2.0
+! SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 ! The point-to-point checks of f_p2p.F90 through `use mpi_f08` (handles
 ! as derived types, ierror optional and mostly omitted). Needs >= 3 ranks.
 ! Silent and exit 0 on success.

@@ -1,4 +1,4 @@
-! SPDX-License-Identifier: GPL-2.0
+! SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 ! Fortran point-to-point test, built twice: with mpif.h (-DUSE_MPIFH,
 ! binary f_mpifh) and with `use mpi` (binary f_usempi). Needs >= 3 ranks.
 ! Checks data, statuses and request handles of: ordering per sender,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * MPI semantics across kprog's two paths: small messages (up to the
  * module's fast_limit, 8192 bytes by default) go through shared-memory

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Reproducer of a hang in the shim's fast path (not in ./run's default
  * list: it needs minutes and a loaded machine). Rank 1 streams 64-byte

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * faults: one job of the fault campaign (tests/mpi/run-faults). All ranks
  * exchange traffic in iterations: eager and rendezvous messages with named

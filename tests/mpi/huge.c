@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Messages above 2 GiB and 4 GiB: rank 0 sends N MPI_LONG_LONG (as a
  * contiguous count, as a count of a derived contiguous type, or as one

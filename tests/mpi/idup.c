@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * MPI_Comm_idup: several idups outstanding at once (of MPI_COMM_WORLD and
  * of a split communicator), completed through Wait, Testall and a mixed

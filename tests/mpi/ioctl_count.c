@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libioctlcount.so: preloaded next to the shim by ./run to prove that the
  * shim really drives /dev/kprog. Wraps ioctl(), counts the kprog requests

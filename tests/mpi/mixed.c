@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Request arrays that mix point-to-point requests on MPI_COMM_WORLD (the
  * shim's) with requests that only Open MPI knows: MPI_Ibarrier,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Monitoring sessions (include/MPI_Monitoring.h, seed 002): a known
  * pattern, rank i sends k(i,j) messages of s(i,j) bytes to rank j (small

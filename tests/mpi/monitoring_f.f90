@@ -1,4 +1,4 @@
-! SPDX-License-Identifier: GPL-2.0
+! SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 ! The Fortran interface of the monitoring sessions: rank i sends i+1
 ! messages of 8*(i+1) bytes to rank i+1 (mod size) inside a session,
 ! more outside it; get_data, allgather_data and the error codes must

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * C half of monitoring_f: Open MPI's Fortran bindings call its C PMPI_
  * functions directly, so Fortran MPI_Send never passes the shim (nor any

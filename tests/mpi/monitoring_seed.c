@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Written from the seed's text only (seed 002, listing 2 and figure 1):
  * how MPI_Barrier is carried out, then the reordering steps, with nothing

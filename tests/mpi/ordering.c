@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Non-overtaking: messages from one sender on one (tag, comm) are received
  * in the order they were sent, whatever their size. Sizes alternate

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * peerkill: the peer of a large transfer dies in the middle of it; the
  * surviving rank must get an error through its communicator's error

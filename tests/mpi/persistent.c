@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Persistent requests: MPI_Send_init / MPI_Ssend_init / MPI_Recv_init,
  * MPI_Start / MPI_Startall over many iterations with the data changing

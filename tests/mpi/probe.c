@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * MPI_Probe / MPI_Iprobe / MPI_Mprobe / MPI_Improbe with MPI_Mrecv and
  * MPI_Imrecv. Rank 1 sends to rank 0; with 3+ ranks rank 2 sends too (for

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Rendezvous sends posted through a channel (libshim/rts.c: a grant slot
  * and a record, no system call) mixed with every other path of the same

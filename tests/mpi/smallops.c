@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Liveness with more receives outstanding than the module takes (its
  * max_ops): legal programs whose receives wait for messages that the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Truncation: a message longer than the receive buffer, with
  * MPI_ERRORS_RETURN set on the communicator. The receive must fail with an

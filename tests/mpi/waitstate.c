@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Wait-state profiler (KPROG_WAITPROF, seed 003) on planted wait states,
  * 2 ranks:

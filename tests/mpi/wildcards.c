@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * MPI_ANY_SOURCE / MPI_ANY_TAG with 3-4 ranks, every rank sending to and
  * receiving from every other rank at once. Statuses must report the real

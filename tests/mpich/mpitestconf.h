@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* tests/mpich: what MPICH's configure would find on Debian 12 with Open MPI 4.1.4 */
 #ifndef KPROG_MPITESTCONF_H
 #define KPROG_MPITESTCONF_H

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * tests/mpich/mtest_min.c: a minimal stand-in for MPICH's test utility
  * library (test/mpi/util/mtest*.c), written for kprog, so that the tests of

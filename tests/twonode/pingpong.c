@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * tests/twonode/pingpong: a small MPI ping-pong between exactly two ranks
  * (meant to be one per node) that checks every byte it receives.
