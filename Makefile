@@ -46,7 +46,7 @@ DKMS_FILES := dkms.conf Kbuild kmod/Kbuild \
 	      $(filter-out %.mod.c kmod/bench%,$(wildcard kmod/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
-.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode overlap-twonode demo microbench latency checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode overlap-twonode demo microbench latency apps checkpatch kcore clean
 
 all: module user
 
@@ -154,6 +154,13 @@ microbench: setup
 latency: setup
 	$(MAKE) all
 	scripts/latency
+
+# issue 31: production MPI codes from Debian's archive (LAMMPS LJ melt and EAM
+# copper), plain Open MPI and kprog alternating in the VM, with their own
+# correctness checks (docs/apps.md; tens of minutes: not part of `make check`)
+apps: setup
+	$(MAKE) all
+	scripts/apps
 
 # Unit tests of kmod/*.c compiled in user space against the kernel headers,
 # with mocks, ASan/UBSan and gcov (tests/kcore/README); no VM, seconds.
