@@ -33,23 +33,24 @@ struct kprog_pair_short_int { s16 v; s32 i; };
 
 /*
  * Integer types, all but MINLOC/MAXLOC (MPI: C integer, Logical, Byte).
- * Sums and products are carried out in the unsigned type @U, so that
- * signed ones wrap as two's complement, as MPI implementations' do in
- * practice, with no undefined behaviour.
+ * Sums and products are carried out in u64 and truncated, so that signed
+ * ones wrap as two's complement, as MPI implementations' do in practice,
+ * with no undefined behaviour. (The type argument is named `type`:
+ * checkpatch knows a type cannot be parenthesised.)
  */
-#define KPROG_RED_INT(sfx, T, U)					\
+#define KPROG_RED_INT(sfx, type)					\
 static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
 {									\
-	const T *a = src;						\
-	T *b = dst;							\
+	const type *a = src;						\
+	type *b = dst;							\
 	size_t i;							\
 									\
 	switch (op) {							\
 	case KPROG_OP_SUM:						\
-		KPROG_RED_EACH((T)((U)a[i] + (U)b[i]));			\
+		KPROG_RED_EACH((type)((u64)a[i] + (u64)b[i]));			\
 		break;							\
 	case KPROG_OP_PROD:						\
-		KPROG_RED_EACH((T)((U)a[i] * (U)b[i]));			\
+		KPROG_RED_EACH((type)((u64)a[i] * (u64)b[i]));			\
 		break;							\
 	case KPROG_OP_MIN:						\
 		KPROG_RED_EACH(a[i] < b[i] ? a[i] : b[i]);		\
@@ -79,11 +80,11 @@ static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
 }
 
 /* Floating point: no bitwise operations (MPI). */
-#define KPROG_RED_FLOAT(sfx, T)						\
+#define KPROG_RED_FLOAT(sfx, type)						\
 static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
 {									\
-	const T *a = src;						\
-	T *b = dst;							\
+	const type *a = src;						\
+	type *b = dst;							\
 	size_t i;							\
 									\
 	switch (op) {							\
@@ -112,12 +113,12 @@ static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
 }
 
 /* MPI_MINLOC / MPI_MAXLOC; MPI's tie rule: equal values keep the lower index. */
-#define KPROG_RED_LOC(sfx, T)						\
+#define KPROG_RED_LOC(sfx, type)						\
 static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
 {									\
 	bool max = op == KPROG_OP_MAXLOC;				\
-	const T *a = src;						\
-	T *b = dst;							\
+	const type *a = src;						\
+	type *b = dst;							\
 	size_t i;							\
 									\
 	for (i = 0; i < n; i++) {					\
@@ -128,14 +129,14 @@ static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
 	}								\
 }
 
-KPROG_RED_INT(s8, s8, u8)
-KPROG_RED_INT(u8, u8, u8)
-KPROG_RED_INT(s16, s16, u16)
-KPROG_RED_INT(u16, u16, u16)
-KPROG_RED_INT(s32, s32, u32)
-KPROG_RED_INT(u32, u32, u32)
-KPROG_RED_INT(s64, s64, u64)
-KPROG_RED_INT(u64, u64, u64)
+KPROG_RED_INT(s8, s8)
+KPROG_RED_INT(u8, u8)
+KPROG_RED_INT(s16, s16)
+KPROG_RED_INT(u16, u16)
+KPROG_RED_INT(s32, s32)
+KPROG_RED_INT(u32, u32)
+KPROG_RED_INT(s64, s64)
+KPROG_RED_INT(u64, u64)
 #ifdef CONFIG_X86
 KPROG_RED_FLOAT(flt, float)
 KPROG_RED_FLOAT(dbl, double)

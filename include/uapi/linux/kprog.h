@@ -712,9 +712,17 @@ struct kprog_chan_rts {
  * The kernel does not trust a schedule: EINVAL for an unknown kind,
  * flag, type or op, a peer out of range or this rank, a @len that is not
  * a multiple of the type's size, rounds that decrease, overlapping @src
- * and @dst of a COPY or REDUCE, @nr_steps 0; E2BIG for @nr_steps above
- * max_coll_steps (kprog_info); ENOBUFS when the endpoint has max_colls
- * schedules running; EFAULT for an unreadable step array.
+ * and @dst of a COPY or REDUCE, @nr_steps 0 (also: @flags or @__pad not
+ * 0, a negative @tag, @dtype or @op set on a step other than REDUCE,
+ * KPROG_STEP_IOV on COPY or REDUCE, more than max_iov entries); E2BIG for
+ * @nr_steps above max_coll_steps (kprog_info); ENOBUFS when the endpoint
+ * has max_colls schedules running (or max_ops operations: the schedule
+ * holds one slot like a receive); EFAULT for an unreadable step array (or
+ * a step's range outside user space); EOPNOTSUPP when the module runs no
+ * schedules (no KPROG_FEAT_COLL). @peer of COPY and REDUCE, @dst of SEND
+ * and @src of RECV are ignored. An iovec array is read when its step
+ * starts. The completion's @source is this rank, its @tag the schedule's.
+ * KPROG_IOC_CANCEL of a schedule's @req_id is EBUSY.
  * A step that fails (a peer that left: -ECONNRESET; an unmapped buffer:
  * -EFAULT) ends the schedule: its other steps are withdrawn and the
  * completion carries that error.

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Collective schedules (kmod/coll.c, coll_reduce.c): checks of a schedule,
+ * rounds started from the completion path, failures that end a schedule,
+ * departures, allocation failures, and every reduction against a plain C
+ * reference. Through the ioctls; "internal" marks looks inside.
+ */
+#include <linux/string.h>
+#include "kprog.h"
+#include "ep.h"
+#include "op.h"
+#include "coll.h"
+#include "ktest.h"
+
+#define CTX	0		/* the point-to-point tests' context too */
+#define BIG	(9 * PAGE_SIZE + 100)	/* rendezvous; COPY/REDUCE span chunks */
+
+static struct kprog_coll_step st[16];
+static u8 sb[4][BIG], rb[4][BIG];
+
+static struct kprog_coll_step step(u8 kind, u32 round, s32 peer, const void *src,
+				   void *dst, u64 len)
+{
+	struct kprog_coll_step s = {
+		.kind = kind,
+		.round = round,
+		.peer = peer,
+		.src = (u64)(uintptr_t)src,
+		.dst = (u64)(uintptr_t)dst,
+		.len = len,
+	};
+
+	return s;
+}
+
+static struct kprog_coll_step red(u32 round, u8 dtype, u8 op, const void *src,
+				  void *dst, u64 len)
+{
+	struct kprog_coll_step s = step(KPROG_STEP_REDUCE, round, 0, src, dst,
+					len);
+
+	s.dtype = dtype;
+	s.op = op;
+	return s;
+}
+
+static int coll(struct kt_ep *e, const struct kprog_coll_step *steps, u32 n,
+		s32 tag, u64 req_id, struct kprog_coll *out)
+{
+	struct kprog_coll c = {
+		.req_id = req_id,
+		.steps = (u64)(uintptr_t)steps,
+		.nr_steps = n,
+		.context = CTX,
+		.tag = tag,
+		.done = 0xdead,		/* the ioctl must set it */
+	};
+	int err = kt_ioctl(e, KPROG_IOC_COLL, &c);
+
+	if (out)
+		*out = c;
+	return err;
+}
+
+TEST(coll__bad_schedules_get_their_errnos_and_start_nothing)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+	u32 i;
+
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, 8);
+	EXPECT_ERR(coll(a, st, 0, 1, 1, NULL), -EINVAL);
+	EXPECT_ERR(coll(a, st, 1, -1, 1, NULL), -EINVAL);
+	c = (struct kprog_coll){ .steps = (u64)(uintptr_t)st, .nr_steps = 1,
+				 .flags = 1 };
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_COLL, &c), -EINVAL);
+	kprog_max_coll_steps = 2;
+	EXPECT_ERR(coll(a, st, 3, 1, 1, NULL), -E2BIG);
+	EXPECT_ERR(coll(a, (void *)MOCK_BAD_UADDR, 1, 1, 1, NULL), -EFAULT);
+	EXPECT_ERR(kt_ioctl(a, KPROG_IOC_COLL, (void *)MOCK_BAD_UADDR), -EFAULT);
+
+	struct { struct kprog_coll_step s; int err; } bad[] = {
+		{ step(0, 0, 1, sb[0], NULL, 8), -EINVAL },		/* kind */
+		{ step(9, 0, 1, sb[0], NULL, 8), -EINVAL },
+		{ step(KPROG_STEP_SEND, 0, 0, sb[0], NULL, 8), -EINVAL },/* self */
+		{ step(KPROG_STEP_SEND, 0, 2, sb[0], NULL, 8), -EINVAL },/* size */
+		{ step(KPROG_STEP_RECV, 0, -1, NULL, rb[0], 8), -EINVAL },
+		{ step(KPROG_STEP_SEND, 0, 1, (void *)-4096L, NULL, 8), -EFAULT },
+		{ step(KPROG_STEP_COPY, 0, 0, sb[0], sb[0] + 4, 8), -EINVAL },
+		{ red(0, KPROG_DT_INT32, KPROG_OP_SUM, sb[0], rb[0], 6), -EINVAL },
+		{ red(0, KPROG_DT_DOUBLE, KPROG_OP_BAND, sb[0], rb[0], 8), -EINVAL },
+		{ red(0, KPROG_DT_INT32, KPROG_OP_MINLOC, sb[0], rb[0], 8), -EINVAL },
+		{ red(0, KPROG_DT_2INT, KPROG_OP_SUM, sb[0], rb[0], 8), -EINVAL },
+		{ red(0, KPROG_DT_BOOL, KPROG_OP_SUM, sb[0], rb[0], 8), -EINVAL },
+		{ red(0, 0, KPROG_OP_SUM, sb[0], rb[0], 8), -EINVAL },
+		{ red(0, __KPROG_DT_MAX, KPROG_OP_SUM, sb[0], rb[0], 8), -EINVAL },
+		{ red(0, KPROG_DT_INT8, __KPROG_OP_MAX, sb[0], rb[0], 8), -EINVAL },
+	};
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		st[0] = bad[i].s;
+		if (!EXPECT_ERR(coll(a, st, 1, 1, 1, NULL), bad[i].err))
+			kt_fail(__FILE__, __LINE__, "step %u", i);
+	}
+	/* flags, IOV on a local step, padding, decreasing rounds */
+	st[0] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, 8);
+	st[0].flags = 2;
+	EXPECT_ERR(coll(a, st, 1, 1, 1, NULL), -EINVAL);
+	st[0] = step(KPROG_STEP_COPY, 0, 0, sb[0], rb[0], 8);
+	st[0].flags = KPROG_STEP_IOV;
+	EXPECT_ERR(coll(a, st, 1, 1, 1, NULL), -EINVAL);
+	st[0].flags = 0;
+	st[0].__pad = 1;
+	EXPECT_ERR(coll(a, st, 1, 1, 1, NULL), -EINVAL);
+	st[0] = step(KPROG_STEP_COPY, 1, 0, sb[0], rb[0], 8);
+	st[1] = step(KPROG_STEP_COPY, 0, 0, sb[0], rb[0], 8);
+	EXPECT_ERR(coll(a, st, 2, 1, 1, NULL), -EINVAL);
+	kprog_max_coll_steps = 4096;
+	st[0] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, 8);
+	st[0].flags = KPROG_STEP_IOV;
+	st[0].len = kprog_max_iov + 1;
+	EXPECT_ERR(coll(a, st, 1, 1, 1, NULL), -EINVAL);
+
+	/* max_colls */
+	kprog_max_colls = 1;
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 8);
+	ASSERT_OK(coll(a, st, 1, 1, 1, &c));
+	EXPECT_EQ(c.done, 0);
+	EXPECT_ERR(coll(a, st, 1, 2, 2, NULL), -ENOBUFS);
+	kprog_max_colls = 0;
+	EXPECT_ERR(coll(a, st, 1, 2, 2, NULL), -EOPNOTSUPP);
+	/* Nothing sent, nothing posted but the one schedule. */
+	EXPECT_EQ(kt_ring_count(b), 0);
+	EXPECT_EQ(a->ep->nr_colls, 1);				/* internal */
+	EXPECT_ERR(kt_cancel(a, 1), -EBUSY);	/* a schedule is not cancelled */
+}
+
+TEST(coll__local_steps_finish_in_the_ioctl)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+	s32 *x = (s32 *)sb[0], *y = (s32 *)rb[0];
+	u32 i, n = BIG / 4;
+
+	kt_pair(&a, &b);
+	for (i = 0; i < n; i++) {
+		x[i] = i;
+		y[i] = 3 * i;
+	}
+	st[0] = step(KPROG_STEP_COPY, 0, 0, sb[0], sb[1], n * 4);
+	st[1] = red(1, KPROG_DT_INT32, KPROG_OP_SUM, sb[1], rb[0], n * 4);
+	ASSERT_OK(coll(a, st, 2, 5, 77, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_EQ(c.cqe.req_id, 77);
+	EXPECT_EQ(c.cqe.error, 0);
+	EXPECT_EQ(c.cqe.bytes, 0);
+	for (i = 0; i < n; i++)
+		if (y[i] != 4 * (s32)i)
+			break;
+	EXPECT_EQ(i, n);
+	EXPECT_EQ(kt_ring_count(a), 0);
+	EXPECT_EQ(kt_nr_ops(a), 0);
+	EXPECT_EQ(a->ep->nr_colls, 0);				/* internal */
+	/* A fault in a local step is the schedule's completion, not the call's. */
+	st[0] = step(KPROG_STEP_COPY, 0, 0, (void *)MOCK_BAD_UADDR, rb[1], 8);
+	ASSERT_OK(coll(a, st, 1, 6, 78, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_ERR(c.cqe.error, -EFAULT);
+}
+
+/*
+ * Rank 1 sends two messages in one round; rank 0 receives them in two
+ * rounds. Either side may come first; point-to-point receives and probes
+ * on the same context and tag never see them, nor do the per-source
+ * counts, and a schedule's receive never takes a point-to-point message.
+ */
+static void exchange(bool receiver_first)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+	struct kprog_probe pr = { .context = CTX, .source = KPROG_ANY_SOURCE,
+				  .tag = KPROG_ANY_TAG };
+	char p2p[8] = "p2p";
+
+	kt_pair(&a, &b);
+	kt_fill(sb[0], 100, 1);
+	kt_fill(sb[1], 200, 2);
+	memset(rb, 0, sizeof(rb));
+	/* A point-to-point message with the schedule's tag, queued first. */
+	ASSERT_OK(kt_send(b, 0, 9, p2p, sizeof(p2p), 50, 0, NULL));
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 100);
+	st[1] = step(KPROG_STEP_RECV, 1, 1, NULL, rb[1], 200);
+	st[2] = step(KPROG_STEP_SEND, 0, 0, sb[0], NULL, 100);
+	st[3] = step(KPROG_STEP_SEND, 0, 0, sb[1], NULL, 200);
+	if (receiver_first) {
+		ASSERT_OK(coll(a, st, 2, 9, 1, &c));
+		EXPECT_EQ(c.done, 0);
+		ASSERT_OK(coll(b, st + 2, 2, 9, 2, &c));
+		EXPECT_EQ(c.done, 1);		/* eager sends: over at once */
+		EXPECT_EQ(kt_ring_count(a), 0);	/* round 1 waits for the worker */
+		EXPECT_EQ(mock_run_work(), 1);
+		EXPECT_CQE(a, 1, 0, 0);
+	} else {
+		ASSERT_OK(coll(b, st + 2, 2, 9, 2, &c));
+		EXPECT_EQ(c.done, 1);
+		EXPECT_EQ(kt_src(a, 1)->held, 1);	/* the p2p message only */
+		pr.tag = 9;
+		ASSERT_OK(kt_probe(a, &pr));
+		EXPECT_EQ(pr.bytes, sizeof(p2p));
+		ASSERT_OK(coll(a, st, 2, 9, 1, &c));
+		EXPECT_EQ(c.done, 1);		/* both had arrived */
+		EXPECT_EQ(c.cqe.error, 0);
+	}
+	EXPECT(kt_check(rb[0], 100, 1));
+	EXPECT(kt_check(rb[1], 200, 2));
+	/* The point-to-point message is still there for a receive. */
+	ASSERT_OK(kt_recv(a, KPROG_ANY_SOURCE, KPROG_ANY_TAG, rb[2], 8, 3, 0,
+			  NULL));
+	EXPECT(!strcmp((char *)rb[2], "p2p"));
+	EXPECT_EQ(kt_ring_count(a), 0);
+	EXPECT_EQ(kt_ring_count(b), 0);
+	EXPECT_EQ(kt_nr_ops(a), 0);
+}
+
+TEST(coll__exchange_receiver_first)
+{
+	exchange(true);
+}
+
+TEST(coll__exchange_sender_first)
+{
+	exchange(false);
+}
+
+TEST(coll__schedule_receive_does_not_take_point_to_point_messages)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+	struct kprog_post p;
+
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 8);
+	ASSERT_OK(coll(a, st, 1, 4, 1, &c));
+	ASSERT_OK(kt_send(b, 0, 4, sb[0], 8, 2, 0, NULL));
+	EXPECT_EQ(kt_ring_count(a), 0);
+	EXPECT_EQ(kt_src(a, 1)->held, 1);
+	ASSERT_OK(kt_recv(a, 1, 4, rb[1], 8, 3, 0, &p));
+	EXPECT_EQ(p.done, 1);
+	st[1] = step(KPROG_STEP_SEND, 0, 0, sb[0], NULL, 8);
+	ASSERT_OK(coll(b, st + 1, 1, 4, 4, &c));
+	EXPECT_EQ(mock_run_work(), 1);
+	EXPECT_CQE(a, 1, 0, 0);
+}
+
+/* Rendezvous steps: the data moves in the shm worker, then the rounds. */
+TEST(coll__rendezvous_ring_of_two_rounds)
+{
+	struct kt_ep *e[2];
+	struct kprog_coll c;
+	double *x[2] = { (double *)sb[0], (double *)sb[1] };
+	double *acc[2] = { (double *)rb[0], (double *)rb[1] };
+	u32 n = BIG / 8, i, r;
+
+	kprog_eager_limit = 64;
+	kt_job(e, 2);
+	for (r = 0; r < 2; r++)
+		for (i = 0; i < n; i++) {
+			x[r][i] = r + 0.5 * i;
+			acc[r][i] = x[r][i];
+		}
+	/* Allreduce of two ranks: exchange, then add what came in. */
+	for (r = 0; r < 2; r++) {
+		struct kprog_coll_step *s = st + 4 * r;
+
+		s[0] = step(KPROG_STEP_SEND, 0, !r, x[r], NULL, n * 8);
+		s[1] = step(KPROG_STEP_RECV, 0, !r, NULL, rb[2 + r], n * 8);
+		s[2] = red(1, KPROG_DT_DOUBLE, KPROG_OP_SUM, rb[2 + r], acc[r],
+			   n * 8);
+		ASSERT_OK(coll(e[r], s, 3, 1, 10 + r, &c));
+		EXPECT_EQ(c.done, 0);
+	}
+	mock_run_work();
+	EXPECT_CQE(e[0], 10, 0, 0);
+	EXPECT_CQE(e[1], 11, 0, 0);
+	for (r = 0; r < 2; r++)
+		for (i = 0; i < n; i++)
+			if (acc[r][i] != 1 + 1.0 * i)
+				break;
+	EXPECT_EQ(i, n);
+	EXPECT_EQ(kt_nr_ops(e[0]) + kt_nr_ops(e[1]), 0);
+}
+
+TEST(coll__shorter_message_is_emsgsize_and_ends_the_schedule)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 16);
+	st[1] = step(KPROG_STEP_COPY, 1, 0, sb[0], rb[1], 8);
+	st[2] = step(KPROG_STEP_SEND, 0, 0, sb[0], NULL, 8);
+	ASSERT_OK(coll(b, st + 2, 1, 3, 2, &c));
+	ASSERT_OK(coll(a, st, 2, 3, 1, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_ERR(c.cqe.error, -EMSGSIZE);
+	/* A longer one too. */
+	st[2].len = 32;
+	ASSERT_OK(coll(a, st, 2, 4, 3, &c));
+	ASSERT_OK(coll(b, st + 2, 1, 4, 4, &c));
+	mock_run_work();
+	EXPECT_CQE(a, 3, 0, -EMSGSIZE);
+}
+
+TEST(coll__failing_step_withdraws_the_others_of_its_round)
+{
+	struct kt_ep *e[3];
+	struct kprog_coll c;
+
+	kprog_eager_limit = 64;
+	kt_job(e, 3);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 8);
+	st[1] = step(KPROG_STEP_SEND, 0, 2, sb[0], NULL, BIG);	/* rendezvous */
+	st[2] = step(KPROG_STEP_COPY, 0, 0, (void *)MOCK_BAD_UADDR, rb[1], 8);
+	st[3] = step(KPROG_STEP_RECV, 1, 2, NULL, rb[2], 8);
+	ASSERT_OK(coll(e[0], st, 4, 1, 1, &c));
+	mock_run_work();
+	EXPECT_EQ(c.done, 1);
+	EXPECT_ERR(c.cqe.error, -EFAULT);
+	EXPECT_EQ(kt_nr_ops(e[0]), 0);
+	EXPECT_EQ(e[0]->ep->nr_colls, 0);			/* internal */
+	/* The withdrawn send is gone from rank 2's queue. */
+	st[4] = step(KPROG_STEP_RECV, 0, 0, NULL, rb[3], BIG);
+	ASSERT_OK(coll(e[2], st + 4, 1, 1, 2, &c));
+	EXPECT_EQ(c.done, 0);
+}
+
+TEST(coll__peer_lost_mid_schedule_is_econnreset)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, 8);
+	st[1] = step(KPROG_STEP_RECV, 1, 1, NULL, rb[0], 8);
+	st[2] = step(KPROG_STEP_RECV, 1, 1, NULL, rb[1], 8);
+	ASSERT_OK(coll(a, st, 3, 1, 1, &c));
+	EXPECT_EQ(c.done, 0);
+	EXPECT_EQ(mock_run_work(), 0);		/* round 1 was posted in the call */
+	kt_close(b);
+	mock_run_work();
+	EXPECT_CQE(a, 1, 0, -ECONNRESET);
+	EXPECT_EQ(kt_nr_ops(a), 0);
+	/* Later schedules naming it fail at once. */
+	ASSERT_OK(coll(a, st + 1, 1, 2, 2, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_ERR(c.cqe.error, -ECONNRESET);
+}
+
+TEST(coll__close_with_schedules_running_leaks_nothing)
+{
+	struct kt_ep *e[3];
+	struct kprog_coll c;
+
+	kprog_eager_limit = 64;
+	kt_job(e, 3);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 8);
+	st[1] = step(KPROG_STEP_SEND, 0, 2, sb[0], NULL, BIG);
+	ASSERT_OK(coll(e[0], st, 2, 1, 1, &c));
+	ASSERT_OK(coll(e[0], st, 1, 2, 2, &c));
+	/* A round handed to the worker when the close comes. */
+	st[2] = step(KPROG_STEP_SEND, 0, 0, sb[1], NULL, 8);
+	ASSERT_OK(coll(e[1], st + 2, 1, 2, 3, &c));
+	EXPECT_EQ(mock_work_queued(), 1);
+	kt_close(e[0]);
+	mock_run_work();
+	/* The fixture checks that nothing is left allocated or referenced. */
+	EXPECT_EQ(kt_ring_count(e[2]), 0);
+}
+
+TEST(coll__worker_of_an_exiting_process_ends_the_schedule)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 8);
+	st[1] = step(KPROG_STEP_COPY, 1, 0, sb[0], rb[1], 8);
+	st[2] = step(KPROG_STEP_SEND, 0, 0, sb[0], NULL, 8);
+	ASSERT_OK(coll(a, st, 2, 1, 1, &c));
+	ASSERT_OK(coll(b, st + 2, 1, 1, 2, &c));
+	mock_proc_exit_mm(a->proc);
+	mock_run_work();
+	EXPECT_CQE(a, 1, 0, -ECONNRESET);
+}
+
+/* Allocation failures: each one ends in an errno of the call or the cqe. */
+static struct kt_ep *fail_ep;
+
+static int post_local(void *arg)
+{
+	struct kprog_coll c;
+	int err;
+
+	st[0] = step(KPROG_STEP_COPY, 0, 0, sb[0], sb[1], 64);
+	st[1] = red(1, KPROG_DT_UINT16, KPROG_OP_MAX, sb[1], rb[0], 64);
+	err = coll(fail_ep, st, 2, 1, 1, &c);
+	if (err)
+		return err;
+	EXPECT_EQ(c.done, 1);
+	return c.cqe.error;
+}
+
+static int post_recv(void *arg)
+{
+	struct kprog_coll c;
+	int err;
+
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 64);
+	err = coll(fail_ep, st, 1, 2, 2, &c);
+	if (err || !c.done)
+		return err;
+	return c.cqe.error;
+}
+
+static void nothing_held(void *arg)
+{
+	EXPECT_EQ(kt_nr_ops(fail_ep), 0);
+	EXPECT_EQ(fail_ep->ep->nr_colls, 0);			/* internal */
+}
+
+TEST(coll__every_allocation_failure_unwinds)
+{
+	struct kt_ep *a, *b;
+
+	kt_pair(&a, &b);
+	fail_ep = a;
+	/* schedule, steps, in-flight table, head op, COPY's bounce page, REDUCE's two */
+	EXPECT_EQ(kt_each_alloc_failure(post_local, nothing_held, NULL,
+					-ENOMEM), 7);
+	/* schedule, steps, table, head op, the receive's op */
+	EXPECT_EQ(kt_each_alloc_failure(post_recv, nothing_held, NULL,
+					-ENOMEM), 5);
+	EXPECT_EQ(a->ep->nr_colls, 1);				/* internal */
+}
+
+/* ---- the reductions against a plain C reference ---- */
+
+struct dt_desc {
+	u8 size;
+	u8 is_signed, is_float, is_pair;
+	u8 vsize;		/* pairs: the value's size; the index at 4 or 8 */
+	u8 ioff;
+};
+
+static const struct dt_desc dts[__KPROG_DT_MAX] = {
+	[KPROG_DT_INT8] = { 1, 1 }, [KPROG_DT_UINT8] = { 1, 0 },
+	[KPROG_DT_INT16] = { 2, 1 }, [KPROG_DT_UINT16] = { 2, 0 },
+	[KPROG_DT_INT32] = { 4, 1 }, [KPROG_DT_UINT32] = { 4, 0 },
+	[KPROG_DT_INT64] = { 8, 1 }, [KPROG_DT_UINT64] = { 8, 0 },
+	[KPROG_DT_FLOAT] = { 4, 1, 1 }, [KPROG_DT_DOUBLE] = { 8, 1, 1 },
+	[KPROG_DT_BOOL] = { 1, 0 },
+	[KPROG_DT_FLOAT_INT] = { 8, 1, 1, 1, 4, 4 },
+	[KPROG_DT_DOUBLE_INT] = { 16, 1, 1, 1, 8, 8 },
+	[KPROG_DT_LONG_INT] = { 16, 1, 0, 1, 8, 8 },
+	[KPROG_DT_2INT] = { 8, 1, 0, 1, 4, 4 },
+	[KPROG_DT_SHORT_INT] = { 8, 1, 0, 1, 2, 4 },
+};
+
+static bool mpi_allows(u8 dt, u8 op)
+{
+	const struct dt_desc *d = &dts[dt];
+
+	if (d->is_pair)
+		return op == KPROG_OP_MINLOC || op == KPROG_OP_MAXLOC;
+	if (op == KPROG_OP_MINLOC || op == KPROG_OP_MAXLOC)
+		return false;
+	if (dt == KPROG_DT_BOOL)
+		return op == KPROG_OP_LAND || op == KPROG_OP_LOR ||
+		       op == KPROG_OP_LXOR;
+	if (d->is_float)
+		return op != KPROG_OP_BAND && op != KPROG_OP_BOR &&
+		       op != KPROG_OP_BXOR;
+	return true;
+}
+
+static s64 ld_int(const u8 *p, u8 size, bool sgn)
+{
+	u64 v = 0;
+
+	memcpy(&v, p, size);
+	if (sgn && size < 8 && (v >> (size * 8 - 1)) & 1)
+		v |= ~0ULL << (size * 8);
+	return v;
+}
+
+static double ld_flt(const u8 *p, u8 size)
+{
+	float f;
+	double d;
+
+	if (size == 4) {
+		memcpy(&f, p, 4);
+		return f;
+	}
+	memcpy(&d, p, 8);
+	return d;
+}
+
+/* The reference: b = a (op) b for one element, the obvious way. */
+static void ref_one(u8 dt, u8 op, const u8 *a, u8 *b)
+{
+	const struct dt_desc *d = &dts[dt];
+
+	if (d->is_pair) {
+		s32 ai, bi;
+		bool lt, eq;
+
+		memcpy(&ai, a + d->ioff, 4);
+		memcpy(&bi, b + d->ioff, 4);
+		if (d->is_float) {
+			lt = ld_flt(a, d->vsize) < ld_flt(b, d->vsize);
+			eq = ld_flt(a, d->vsize) == ld_flt(b, d->vsize);
+			if (op == KPROG_OP_MAXLOC)
+				lt = ld_flt(a, d->vsize) > ld_flt(b, d->vsize);
+		} else {
+			s64 x = ld_int(a, d->vsize, true), y = ld_int(b, d->vsize, true);
+
+			lt = op == KPROG_OP_MAXLOC ? x > y : x < y;
+			eq = x == y;
+		}
+		if (lt) {
+			memcpy(b, a, d->vsize);
+			memcpy(b + d->ioff, &ai, 4);
+		} else if (eq && ai < bi) {
+			memcpy(b + d->ioff, &ai, 4);
+		}
+		return;
+	}
+	if (d->is_float) {
+		double x = ld_flt(a, d->size), y = ld_flt(b, d->size), r = 0;
+
+		switch (op) {
+		case KPROG_OP_SUM: r = d->size == 4 ? (double)((float)x + (float)y) : x + y; break;
+		case KPROG_OP_PROD: r = d->size == 4 ? (double)((float)x * (float)y) : x * y; break;
+		case KPROG_OP_MIN: r = x < y ? x : y; break;
+		case KPROG_OP_MAX: r = x > y ? x : y; break;
+		case KPROG_OP_LAND: r = x != 0 && y != 0; break;
+		case KPROG_OP_LOR: r = x != 0 || y != 0; break;
+		case KPROG_OP_LXOR: r = (x != 0) != (y != 0); break;
+		}
+		if (d->size == 4) {
+			float f = r;
+
+			memcpy(b, &f, 4);
+		} else {
+			memcpy(b, &r, 8);
+		}
+		return;
+	}
+	{
+		s64 x = ld_int(a, d->size, d->is_signed);
+		s64 y = ld_int(b, d->size, d->is_signed);
+		u64 r = 0;
+		bool lt = d->is_signed ? x < y : (u64)x < (u64)y;
+
+		switch (op) {
+		case KPROG_OP_SUM: r = (u64)x + (u64)y; break;
+		case KPROG_OP_PROD: r = (u64)x * (u64)y; break;
+		case KPROG_OP_MIN: r = lt ? x : y; break;
+		case KPROG_OP_MAX: r = lt ? y : x; break;
+		case KPROG_OP_LAND: r = x && y; break;
+		case KPROG_OP_LOR: r = x || y; break;
+		case KPROG_OP_LXOR: r = !x != !y; break;
+		case KPROG_OP_BAND: r = x & y; break;
+		case KPROG_OP_BOR: r = x | y; break;
+		case KPROG_OP_BXOR: r = x ^ y; break;
+		}
+		memcpy(b, &r, d->size);
+	}
+}
+
+/* Values with ties and signs, valid for the type (bool: 0 or 1). */
+static void fill_dt(u8 dt, u8 *p, u32 n, u32 seed)
+{
+	const struct dt_desc *d = &dts[dt];
+	u32 i, x = seed * 2654435761u + 1;
+
+	for (i = 0; i < n; i++, p += d->size) {
+		s64 v;
+
+		x = x * 1103515245u + 12345u;
+		v = (s64)((x >> 16) % 7) - 3;		/* -3..3: ties */
+		if (!(i % 5))
+			v = (s64)(x >> 8) - 0x800000;	/* large, wraps */
+		memset(p, 0, d->size);
+		if (dt == KPROG_DT_BOOL) {
+			*p = v & 1;
+		} else if (d->is_float) {
+			double f = v / 4.0;
+			float ff = f;
+
+			if (d->vsize == 4 || d->size == 4)
+				memcpy(p, &ff, 4);
+			else
+				memcpy(p, &f, 8);
+		} else {
+			memcpy(p, &v, d->is_pair ? d->vsize : d->size);
+		}
+		if (d->is_pair) {
+			s32 idx = (x >> 20) % 4;
+
+			memcpy(p + d->ioff, &idx, 4);
+		}
+	}
+}
+
+TEST(coll__every_reduction_matches_the_reference)
+{
+	enum { N = 97 };
+	static u8 a[N * 16], b[N * 16], want[N * 16];
+	u32 dt, op, i, size, checked = 0;
+
+	for (dt = 0; dt <= __KPROG_DT_MAX; dt++) {
+		for (op = 0; op <= __KPROG_OP_MAX; op++) {
+			size = kprog_reduce_size(dt, op);
+			if (dt == 0 || dt >= __KPROG_DT_MAX || op == 0 ||
+			    op >= __KPROG_OP_MAX || !mpi_allows(dt, op)) {
+				if (!EXPECT_EQ(size, 0))
+					kt_fail(__FILE__, __LINE__, "type %u op %u", dt, op);
+				continue;
+			}
+			if (!EXPECT_EQ(size, dts[dt].size)) {
+				kt_fail(__FILE__, __LINE__, "type %u op %u", dt, op);
+				continue;
+			}
+			fill_dt(dt, a, N, dt * 31 + op);
+			fill_dt(dt, b, N, dt * 17 + op * 3 + 1);
+			memcpy(want, b, N * size);
+			for (i = 0; i < N; i++)
+				ref_one(dt, op, a + i * size, want + i * size);
+			kprog_reduce_apply(dt, op, b, a, N);
+			if (!EXPECT(!memcmp(b, want, N * size)))
+				kt_fail(__FILE__, __LINE__, "type %u op %u", dt, op);
+			checked++;
+		}
+	}
+	/* 8 integer types x 10, float and double x 7, bool x 3, 5 pairs x 2 */
+	EXPECT_EQ(checked, 8 * 10 + 2 * 7 + 3 + 5 * 2);
+}
+
+TEST(coll__reduce_step_spans_pages_and_faults_cleanly)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+	u32 i, n = BIG / 16 * 16 / 16;
+	struct { double v; s32 i; } *x = (void *)sb[0], *y = (void *)rb[0];
+
+	kt_pair(&a, &b);
+	for (i = 0; i < n; i++) {
+		x[i].v = i % 3;
+		x[i].i = 1;
+		y[i].v = 1;
+		y[i].i = 2;
+	}
+	st[0] = red(0, KPROG_DT_DOUBLE_INT, KPROG_OP_MINLOC, sb[0], rb[0],
+		    n * 16);
+	ASSERT_OK(coll(a, st, 1, 1, 1, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_EQ(c.cqe.error, 0);
+	for (i = 0; i < n; i++) {
+		double v = i % 3 < 1 ? 0 : 1;
+		s32 idx = i % 3 == 2 ? 2 : 1;
+
+		if (i % 3 == 2)
+			v = 1;
+		if (y[i].v != v || y[i].i != idx)
+			break;
+	}
+	EXPECT_EQ(i, n);
+	/* The write-back faults: the error, and no FPU section left open. */
+	st[0] = red(0, KPROG_DT_INT32, KPROG_OP_SUM, sb[0], rb[0], 8);
+	mock_copy_to_user_errors = 2;	/* after the ioctl's own put_user */
+	ASSERT_OK(coll(a, st, 1, 2, 2, &c));
+	EXPECT_ERR(c.cqe.error, -EFAULT);
+}
