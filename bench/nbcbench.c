@@ -148,6 +148,7 @@ int main(int argc, char **argv)
 {
 	const char *sizes = "1K,16K,64K,256K,1M", *colls = "iallreduce,ialltoall,ibcast";
 	int iters = 10, rank, np;
+	double units_per_us;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -159,6 +160,25 @@ int main(int argc, char **argv)
 			iters = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--colls"))
 			colls = argv[i + 1];
+	}
+	/*
+	 * Units per microsecond: the median of 7 timed runs of 20000 units,
+	 * the slowest rank's, agreed once; a rate measured per point would
+	 * follow every stall of a loaded host (a 50x too long W under TCG).
+	 */
+	{
+		double r[7], t0, dt;
+
+		work(20000, NULL, 0, NULL);
+		for (int i = 0; i < 7; i++) {
+			t0 = now_us();
+			work(20000, NULL, 0, NULL);
+			dt = now_us() - t0;
+			r[i] = 20000 / (dt > 0 ? dt : 1);
+		}
+		qsort(r, 7, sizeof(double), cmp_d);
+		units_per_us = r[3];
+		MPI_Allreduce(MPI_IN_PLACE, &units_per_us, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
 	}
 	if (!rank)
 		printf("# coll size mode t_pure t_work t_total t_mpi ovh_work overlap other_cpu (us, np %d, median of %d)\n",
@@ -174,7 +194,7 @@ int main(int argc, char **argv)
 			size_t total = c == C_IALLTOALL ? b.bytes * np : b.bytes;
 			double *v = malloc(sizeof(double) * iters), *v2 = malloc(sizeof(double) * iters);
 			double t_pure, t_work;
-			uint64_t units, unit_probe = 200;
+			uint64_t units;
 			MPI_Request req;
 
 			b.s = malloc(total + 8);
@@ -193,19 +213,8 @@ int main(int argc, char **argv)
 					v[it] = now_us() - t0;
 			}
 			t_pure = med_max(v, iters);
-			/* calibrate W so that the work alone takes about t_pure (3 passes) */
-			units = unit_probe;
-			for (int pass = 0; pass < 3; pass++) {
-				double t0, dt, mx;
-
-				MPI_Barrier(MPI_COMM_WORLD);
-				t0 = now_us();
-				work(units, NULL, 0, NULL);
-				dt = now_us() - t0;
-				MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-				units = (uint64_t)(units * t_pure / (mx > 0 ? mx : 1)) + 1;
-				MPI_Bcast(&units, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-			}
+			/* W: the work of t_pure at the rate measured once (see main) */
+			units = (uint64_t)(t_pure * units_per_us) + 1;
 			for (int it = 0; it < iters; it++) {
 				double t0;
 
