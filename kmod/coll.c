@@ -72,6 +72,8 @@ static atomic_t kprog_live_scheds = ATOMIC_INIT(0);
  *	round is being started
  * @err: the first failure (0: none); set once, with cmpxchg()
  * @handoff: the round is over and the work item must start the next
+ * @in_worker: rounds are being started by the work item, not the ioctl:
+ *	a rendezvous already arrived may be pulled right there
  * @lock: guards @ops; irq-safe (completions come from any context)
  * @work: starts rounds and withdraws steps in process context
  * @steps: the checked copy of the caller's steps
@@ -90,6 +92,7 @@ struct kprog_sched {
 	atomic_t pending;
 	int err;
 	bool handoff;
+	bool in_worker;
 	spinlock_t lock;	/* @ops */
 	struct work_struct work;
 	struct kprog_coll_step *steps;
@@ -344,9 +347,13 @@ static int kprog_sched_recv(struct kprog_sched *s, u32 i)
 		kprog_msg_drop(msg, -ECONNRESET);
 		err = -ECONNRESET;
 	} else if (!err && kprog_msg_is_rndv(msg)) {
-		/* On the owner's list already; the transfer takes a reference. */
+		/*
+		 * On the owner's list already; the transfer takes a reference.
+		 * The work item pulls it itself (it would only queue another);
+		 * the ioctl only a small one, as KPROG_IOC_RECV does.
+		 */
 		kprog_op_get(rop);
-		kprog_rndv_start(msg, rop,
+		kprog_rndv_start(msg, rop, s->in_worker ||
 				 msg->env.len <= ep->job->eager_limit);
 		return 0;
 	} else if (!err) {
@@ -362,8 +369,12 @@ static int kprog_sched_recv(struct kprog_sched *s, u32 i)
 	return err;
 }
 
-/* COPY and REDUCE move at most this much through the bounce pages at once. */
-#define KPROG_SCHED_CHUNK	PAGE_SIZE
+/*
+ * COPY and REDUCE move at most this much through the bounce buffers at
+ * once: a few pages, so that the FPU section and the rescheduling point
+ * are not paid per page, and still short sections.
+ */
+#define KPROG_SCHED_CHUNK	(4 * PAGE_SIZE)
 
 static int kprog_sched_local(struct kprog_sched *s, u32 i)
 {
@@ -376,9 +387,9 @@ static int kprog_sched_local(struct kprog_sched *s, u32 i)
 	u64 pos, n;
 	int err = 0;
 
-	a = kmalloc(KPROG_SCHED_CHUNK, GFP_KERNEL_ACCOUNT);
+	a = kvmalloc(KPROG_SCHED_CHUNK, GFP_KERNEL_ACCOUNT);
 	if (reduce && a)
-		b = kmalloc(KPROG_SCHED_CHUNK, GFP_KERNEL_ACCOUNT);
+		b = kvmalloc(KPROG_SCHED_CHUNK, GFP_KERNEL_ACCOUNT);
 	if (!a || (reduce && !b)) {
 		err = -ENOMEM;
 		goto out;
@@ -407,8 +418,8 @@ static int kprog_sched_local(struct kprog_sched *s, u32 i)
 		cond_resched();
 	}
 out:
-	kfree(b);
-	kfree(a);
+	kvfree(b);
+	kvfree(a);
 	return err;
 }
 
@@ -482,7 +493,9 @@ static void kprog_sched_work(struct work_struct *work)
 			over = true;
 		} else {
 			kthread_use_mm(s->mm);
+			s->in_worker = true;
 			over = kprog_sched_run(s);
+			s->in_worker = false;
 			kthread_unuse_mm(s->mm);
 			mmput(s->mm);
 		}

@@ -26,6 +26,13 @@
 
 struct kp_req *kp_coll_deferred;
 static struct kp_req **deferred_tail = &kp_coll_deferred;
+static uint64_t n_posted, n_deferred;	/* schedules handed over; after waiting here */
+
+void kp_coll_counts(uint64_t *posted, uint64_t *deferred)
+{
+	*posted = n_posted;
+	*deferred = n_deferred;
+}
 
 /*
  * Steps of the largest schedule coll_algo.c builds on n ranks (the ring
@@ -217,6 +224,7 @@ static int post(struct kp_req *r)
 		return errno;
 	/* the module copied the steps; the buffers stay until the end */
 	kp_sched_drop_steps(&k->s);
+	n_posted++;
 	r->state = RS_ACTIVE;
 	if (k->ioc.done)
 		kp_complete(r, &k->ioc.cqe);
@@ -290,6 +298,7 @@ int kp_coll_start(struct kp_req *r, MPI_Request *req)
 	       k->s.n, k->s.steps[k->s.n - 1].round + 1, tag);
 	e = kp_coll_deferred ? ENOBUFS : post(r);
 	if (e == ENOBUFS) {
+		n_deferred++;
 		r->state = RS_DEFERRED;
 		r->pnext = NULL;
 		*deferred_tail = r;

@@ -60,5 +60,6 @@ int kp_coll_start(struct kp_req *r, MPI_Request *req);
 void kp_coll_complete(struct kp_req *r, const struct kprog_cqe *cqe);
 extern struct kp_req *kp_coll_deferred;	/* posts the module had no room for */
 void kp_coll_flush(void);		/* retry them (progress) */
+void kp_coll_counts(uint64_t *posted, uint64_t *deferred);	/* for the finalize line */
 
 #endif

@@ -21,6 +21,12 @@ static bool bad_root(const struct kp_comm *c, int root)
 	return root < 0 || root >= c->size;
 }
 
+/* count elements per rank for all ranks do not fit an int: Open MPI's (rare) */
+static bool too_many(const struct kp_comm *c, int count)
+{
+	return (int64_t)count * c->size > INT32_MAX;
+}
+
 /* n sizes for the vector forms; freed by the caller after the build */
 static size_t *sizes(int n, int arrays)
 {
@@ -185,7 +191,8 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	struct kp_req *r;
 	void *rb;
 
-	if (!c || recvcount < 0 || (!ip && sendcount < 0))
+	if (!c || recvcount < 0 || (!ip && sendcount < 0) || too_many(c, recvcount) ||
+	    too_many(c, sendcount))
 		return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				      comm, request);
 	r = kp_coll_new(c);
@@ -208,7 +215,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	struct kp_req *r;
 	void *rb;
 
-	if (!c || recvcount < 0 || (!ip && sendcount < 0))
+	if (!c || recvcount < 0 || (!ip && sendcount < 0) || too_many(c, recvcount))
 		return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				       comm, request);
 	r = kp_coll_new(c);
@@ -232,7 +239,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0)
+	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, recvcount))
 		return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				    root, comm, request);
 	is_root = c->rank == root;
@@ -259,7 +266,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0)
+	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, sendcount))
 		return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				     root, comm, request);
 	is_root = c->rank == root;

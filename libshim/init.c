@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include "shim.h"
 #include "env.h"
+#include "coll.h"
 
 struct kp_state kp = { .fd = -1 };
 static struct kprog_info info;
@@ -587,6 +588,13 @@ void kp_shutdown(void)
 		       (unsigned long long)kp.spin.grew, (unsigned long long)kp.spin.shrank);
 		kp_progress_hook(false);
 		kp_log(1, "rendezvous sends through channels: %llu", (unsigned long long)kp_rts_sent());
+		if (kp.coll) {
+			uint64_t posted, deferred;
+
+			kp_coll_counts(&posted, &deferred);
+			kp_log(1, "collective schedules run by the module: %llu (%llu waited for room)",
+			       (unsigned long long)posted, (unsigned long long)deferred);
+		}
 		kp_rts_fini();
 		kp_fast_fini();
 		kp.active = false;

@@ -404,6 +404,55 @@ static void do_post(struct dev *d, int recv)
 	reqs[below(MAX_REQS)] = p.req_id;
 }
 
+/* A collective schedule of random steps (KPROG_IOC_COLL). */
+static void do_coll(struct dev *d)
+{
+	struct kprog_coll_step st[24];
+	struct kprog_iov iov[8];
+	struct kprog_coll c = { 0 };
+	unsigned int n = chance(95) ? 1 + below(24) : 0, i, round = 0;
+	long r;
+
+	fill_iov(iov, 8);
+	for (i = 0; i < n; i++) {
+		struct kprog_coll_step *x = &st[i];
+
+		memset(x, 0, sizeof(*x));
+		x->kind = chance(95) ? 1 + below(4) : (__u8)edgy();
+		round += chance(60) ? 0 : 1;
+		x->round = chance(97) ? round : (__u32)edgy();
+		x->peer = d->size > 0 ? (int)below(d->size) : 0;
+		if (chance(5))
+			x->peer = (int)edgy();
+		x->len = chance(90) ? below(eager_limit * 2) : some_len();
+		if (x->kind == KPROG_STEP_REDUCE || chance(3)) {
+			x->dtype = chance(95) ? below(17) : (__u8)edgy();
+			x->op = chance(95) ? below(13) : (__u8)edgy();
+			x->len &= ~(__u64)15;
+		}
+		x->src = some_addr(x->len);
+		x->dst = some_addr(x->len);
+		if (x->kind <= KPROG_STEP_RECV && chance(10)) {
+			x->flags = KPROG_STEP_IOV;
+			x->src = x->dst = (uint64_t)(uintptr_t)iov;
+			x->len = below(9);
+		}
+		if (chance(2))
+			x->flags = (__u8)edgy();
+	}
+	c.req_id = next_req++;
+	c.steps = chance(95) ? (uint64_t)(uintptr_t)st : edgy();
+	c.nr_steps = chance(97) ? n : (__u32)edgy();
+	c.context = chance(90) ? below(2) : (__u32)edgy();
+	c.tag = chance(90) ? (int)below(4) : (int)edgy();
+	if (chance(3))
+		c.flags = (__u32)edgy();
+	r = ioctl(any_fd(d), KPROG_IOC_COLL,
+		  chance(2) ? (void *)(uintptr_t)edgy() : &c);
+	tally(r);
+	reqs[below(MAX_REQS)] = c.req_id;
+}
+
 static void do_probe(struct dev *d)
 {
 	struct kprog_probe q = { 0 };
@@ -1002,8 +1051,10 @@ static void worker(uint64_t seed, int depth)
 			dev_close(d);
 		else if (w < 130 || (!d->joined && w < 500))
 			doing = "do_join", do_join(d);
-		else if (w < 330)
+		else if (w < 310)
 			doing = "do_post", do_post(d, 0);
+		else if (w < 330)
+			doing = "do_coll", do_coll(d);
 		else if (w < 530)
 			doing = "do_post", do_post(d, 1);
 		else if (w < 570)

@@ -13,7 +13,7 @@
 #include "ktest.h"
 
 #define CTX	0		/* the point-to-point tests' context too */
-#define BIG	(3 * PAGE_SIZE + 100)	/* a rendezvous with a small eager limit */
+#define BIG	(9 * PAGE_SIZE + 100)	/* rendezvous; COPY/REDUCE span chunks */
 
 static struct kprog_coll_step st[16];
 static u8 sb[4][BIG], rb[4][BIG];
