@@ -27,6 +27,26 @@ static bool too_many(const struct kp_comm *c, int count)
 	return (int64_t)count * c->size > INT32_MAX;
 }
 
+/*
+ * Below KPROG_COLL_MIN bytes per rank a collective stays with Open MPI:
+ * each round of a schedule that waited is started by a kernel work item,
+ * which costs more than Open MPI's few shared-memory polls for small
+ * data (docs/benchmarks-coll.md: 14-31x at 1 KiB, better from 64 KiB).
+ * The size is one every member computes alike (MPI's matching type
+ * signatures), so all take the same side; the v forms have no such size
+ * and always go to the module.
+ */
+static bool small(int count, MPI_Datatype type, int mult)
+{
+	int tsize;
+
+	if (!kp.coll_min)
+		return false;
+	if (count < 0 || PMPI_Type_size(type, &tsize) != MPI_SUCCESS)
+		return false;	/* erroneous: the module's path reports it as before */
+	return (uint64_t)count * (uint64_t)tsize * (uint64_t)mult < kp.coll_min;
+}
+
 /* n sizes for the vector forms; freed by the caller after the build */
 static size_t *sizes(int n, int arrays)
 {
@@ -43,7 +63,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	struct kp_comm *c = kp_coll_comm(comm);
 	struct kp_req *r;
 
-	if (!c)
+	if (!c || kp.coll_min)
 		return PMPI_Ibarrier(comm, request);
 	r = kp_coll_new(c);
 	kp_build_barrier(&r->coll->s);
@@ -59,7 +79,7 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 	size_t bytes;
 	void *b;
 
-	if (!c || count < 0 || bad_root(c, root))
+	if (!c || count < 0 || bad_root(c, root) || small(count, datatype, 1))
 		return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 	r = kp_coll_new(c);
 	b = kp_coll_buf(r, buffer, count, datatype, c->rank == root, c->rank != root, &bytes);
@@ -76,7 +96,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	struct kp_redop ro;
 	struct kp_req *r;
 
-	if (!c || count < 0 || !kp_coll_redop(datatype, op, &ro))
+	if (!c || count < 0 || small(count, datatype, 1) || !kp_coll_redop(datatype, op, &ro))
 		return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 	r = kp_coll_new(c);
 	kp_build_allreduce(&r->coll->s, IN_PLACE(sendbuf) ? NULL : sendbuf, recvbuf,
@@ -92,7 +112,8 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	struct kp_redop ro;
 	struct kp_req *r;
 
-	if (!c || count < 0 || bad_root(c, root) || !kp_coll_redop(datatype, op, &ro))
+	if (!c || count < 0 || bad_root(c, root) || small(count, datatype, 1) ||
+	    !kp_coll_redop(datatype, op, &ro))
 		return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	r = kp_coll_new(c);
 	kp_build_reduce(&r->coll->s, IN_PLACE(sendbuf) && c->rank == root ? NULL : sendbuf,
@@ -108,7 +129,7 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 	struct kp_redop ro;
 	struct kp_req *r;
 
-	if (!c || count < 0 || !kp_coll_redop(datatype, op, &ro))
+	if (!c || count < 0 || small(count, datatype, 1) || !kp_coll_redop(datatype, op, &ro))
 		return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	r = kp_coll_new(c);
 	kp_build_scan(&r->coll->s, IN_PLACE(sendbuf) ? NULL : sendbuf, recvbuf, (size_t)count,
@@ -124,7 +145,7 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	struct kp_redop ro;
 	struct kp_req *r;
 
-	if (!c || count < 0 || !kp_coll_redop(datatype, op, &ro))
+	if (!c || count < 0 || small(count, datatype, 1) || !kp_coll_redop(datatype, op, &ro))
 		return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	r = kp_coll_new(c);
 	kp_build_scan(&r->coll->s, IN_PLACE(sendbuf) ? NULL : sendbuf, recvbuf, (size_t)count,
@@ -155,7 +176,8 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	struct kp_comm *c = kp_coll_comm(comm);
 	struct kp_redop ro;
 
-	if (!c || recvcount < 0 || !kp_coll_redop(datatype, op, &ro))
+	if (!c || recvcount < 0 || small(recvcount, datatype, c->size) ||
+	    !kp_coll_redop(datatype, op, &ro))
 		return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
 						  request);
 	return reduce_scatter(c, sendbuf, recvbuf, NULL, recvcount, &ro, request);
@@ -171,10 +193,18 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	if (!c || !recvcounts || !kp_coll_redop(datatype, op, &ro))
 		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
 					    request);
-	for (int i = 0; i < c->size; i++)
+	long long total = 0;
+
+	for (int i = 0; i < c->size; i++) {
 		if (recvcounts[i] < 0)
 			return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
 						    comm, request);
+		total += recvcounts[i];
+	}
+	/* recvcounts is significant on every member: the same total everywhere */
+	if (total <= INT32_MAX && small((int)total, datatype, 1))
+		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
+					    request);
 	return reduce_scatter(c, sendbuf, recvbuf, recvcounts, 0, &ro, request);
 }
 
@@ -192,7 +222,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	void *rb;
 
 	if (!c || recvcount < 0 || (!ip && sendcount < 0) || too_many(c, recvcount) ||
-	    too_many(c, sendcount))
+	    too_many(c, sendcount) || small(recvcount, recvtype, c->size))
 		return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				      comm, request);
 	r = kp_coll_new(c);
@@ -215,7 +245,8 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	struct kp_req *r;
 	void *rb;
 
-	if (!c || recvcount < 0 || (!ip && sendcount < 0) || too_many(c, recvcount))
+	if (!c || recvcount < 0 || (!ip && sendcount < 0) || too_many(c, recvcount) ||
+	    small(recvcount, recvtype, c->size))
 		return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				       comm, request);
 	r = kp_coll_new(c);
@@ -239,7 +270,9 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, recvcount))
+	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, recvcount) ||
+	    (c->rank == root ? small(recvcount, recvtype, c->size) :
+			       small(sendcount, sendtype, c->size)))
 		return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				    root, comm, request);
 	is_root = c->rank == root;
@@ -266,7 +299,9 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, sendcount))
+	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, sendcount) ||
+	    (c->rank == root ? small(sendcount, sendtype, c->size) :
+			       small(recvcount, recvtype, c->size)))
 		return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				     root, comm, request);
 	is_root = c->rank == root;

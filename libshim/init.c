@@ -190,7 +190,8 @@ static int dev_join(uint64_t key, const __u32 *rank_nodes, const struct kprog_no
 	kp.waiter = info.features & KPROG_FEAT_WAITER;
 	/* KPROG_COLL=0: nonblocking collectives stay with Open MPI (A/B runs) */
 	kp.coll = (info.features & KPROG_FEAT_COLL) && info.max_coll_steps &&
-		  env_long("KPROG_COLL", 1) != 0;
+		  kp_env_bool(KP_ENV_COLL);
+	kp.coll_min = (size_t)kp_env_long(KP_ENV_COLL_MIN);
 	kp.max_coll_steps = info.max_coll_steps;
 	kp.eager_limit = j.eager_limit;
 	if ((j.flags & KPROG_JOIN_TIMES) && kp.ring->times_offset)

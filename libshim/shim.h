@@ -46,6 +46,7 @@ struct kp_state {
 	bool mt;		/* MPI_THREAD_MULTIPLE: the shim's lock is taken (lock.c) */
 	bool coll;		/* nonblocking collectives go to the module (coll.c) */
 	uint32_t max_coll_steps;	/* steps of one schedule (kprog_info) */
+	size_t coll_min;	/* KPROG_COLL_MIN: smaller collectives stay with Open MPI */
 };
 extern struct kp_state kp;
 
