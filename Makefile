@@ -150,7 +150,7 @@ overlap-twonode: setup
 # part of `make check`)
 check-dkms: setup
 	$(MAKE) -C tools kprog-info
-	scripts/vm-run --no-module --rxe --timeout 3600 -- scripts/check-dkms
+	scripts/vm-run --no-module --rxe --timeout 7200 -- scripts/check-dkms
 
 # the seed-001 microbenchmarks (interrupt cost, progress threads) in the VM
 microbench: setup
