@@ -5,9 +5,10 @@
 # `make check-twonode` the soft-RoCE bench in one VM and across two;
 # `make check-debug` the suites under a debug kernel (KASAN, lockdep, ...).
 # They call scripts/setup first, so they work on a fresh machine.
-# `make install` (PREFIX, DESTDIR) installs the shim, header, pkg-config
-# file, tools and udev rule; `make install-dkms` the module's sources for
-# dkms (dkms.conf).
+# `make install` (PREFIX, LIBDIR, DESTDIR) installs the shim (libkprog.so.0),
+# headers, Fortran module, pkg-config file, tools, man pages and udev rule;
+# `make install-dkms` the modules' sources for dkms (dkms.conf); `make deb`
+# the Debian packages (debian/, into build/deb/).
 
 ifeq ($(KVER),)
 KVER = $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
@@ -37,16 +38,20 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+# The Fortran module is compiler-specific: beside the library, not in include/
+FMODDIR ?= $(LIBDIR)/kprog/fortran
+MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/kprog
 UDEVRULESDIR ?= /etc/udev/rules.d
 DKMSDIR ?= /usr/src/kprog-$(VERSION)
-# What the module's build needs, as dkms builds it from $(DKMSDIR); not the
-# benchmark module kprog_bench.ko (kmod/bench*), which production nodes lack.
+# What the modules' build needs, as dkms builds kprog.ko and kprog_ib.ko from
+# $(DKMSDIR) (dkms.conf); not the benchmark module kprog_bench.ko
+# (kmod/bench*), which production nodes lack.
 DKMS_FILES := dkms.conf Kbuild kmod/Kbuild \
 	      $(filter-out %.mod.c kmod/bench%,$(wildcard kmod/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
-.PHONY: all module user $(USER_DIRS) install install-dkms uninstall print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode overlap-twonode demo microbench latency apps checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) install install-dkms uninstall deb print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode overlap-twonode demo microbench latency apps checkpatch kcore clean
 
 all: module user
 
@@ -139,10 +144,13 @@ overlap-twonode: setup
 	$(MAKE) all
 	scripts/twonode-bench
 
-# dkms install + modprobe of the module in the VM, in overlays that keep the
-# host's /lib/modules untouched (about 2 minutes; not part of `make check`)
+# dkms install of kprog.ko and kprog_ib.ko, modprobe kprog_ib and kprog-info
+# in the VM with soft-RoCE, in overlays that keep the host's /lib/modules
+# untouched (the modules' build under emulation is most of its time; not
+# part of `make check`)
 check-dkms: setup
-	scripts/vm-run --no-module -- scripts/check-dkms
+	$(MAKE) -C tools kprog-info
+	scripts/vm-run --no-module --rxe --timeout 7200 -- scripts/check-dkms
 
 # the seed-001 microbenchmarks (interrupt cost, progress threads) in the VM
 microbench: setup
@@ -170,39 +178,78 @@ kcore:
 checkpatch:
 	.deps/checkpatch/checkpatch.pl --no-tree --strict --terse -f $$(git ls-files "kmod/*.[ch]" "include/uapi/linux/kprog*.h")
 
-# The shim, the ABI header, the MPI_M_* monitoring header, a pkg-config file, the tools (kprog-stat), the
-# udev rule and the modprobe.d/modules-load.d examples. The module itself
-# is installed by dkms (install-dkms) or `make module` + your own copy.
+# The shim as libkprog.so.$(VERSION) with its SONAME link libkprog.so.0 and
+# the link libkprog.so for -lkprog; the ABI and MPI_M_* headers, the Fortran
+# module (when there is a Fortran compiler), the pkg-config file, the tools
+# (kprog-info, kprog-stat, kprog-monmap), the man pages, the udev rule and
+# the modprobe.d/modules-load.d examples. The modules themselves are
+# installed by dkms (install-dkms) or `make module` + your own copy.
+SOMAJOR := 0
+MAN_PAGES := $(wildcard man/*.[1-8])
+MPI_M_LINKS := $(shell cat man/MPI_Monitoring.links)
+TOOLS := tools/kprog-info bench/kprog-stat bench/kprog-monmap
 install:
-	$(MAKE) -C libshim libkprog.so
+	$(MAKE) -C libshim libkprog.so mpi_monitoring.mod
 	$(MAKE) -C bench kprog-stat
-	install -D -m 0755 libshim/libkprog.so $(DESTDIR)$(LIBDIR)/libkprog.so
+	$(MAKE) -C tools kprog-info
+	install -D -m 0755 libshim/libkprog.so $(DESTDIR)$(LIBDIR)/libkprog.so.$(VERSION)
+	ln -sf libkprog.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libkprog.so.$(SOMAJOR)
+	ln -sf libkprog.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libkprog.so
 	install -D -m 0644 include/uapi/linux/kprog.h $(DESTDIR)$(INCLUDEDIR)/linux/kprog.h
 	install -D -m 0644 include/MPI_Monitoring.h $(DESTDIR)$(INCLUDEDIR)/MPI_Monitoring.h
+	if [ -f libshim/mpi_monitoring.mod ]; then \
+		install -D -m 0644 libshim/mpi_monitoring.mod $(DESTDIR)$(FMODDIR)/mpi_monitoring.mod; \
+	else echo "install: no libshim/mpi_monitoring.mod (no Fortran compiler): Fortran module not installed"; fi
 	mkdir -p $(DESTDIR)$(LIBDIR)/pkgconfig
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@FMODDIR@|$(FMODDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@SOMAJOR@|$(SOMAJOR)|' \
 	    packaging/kprog.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/kprog.pc
+	install -D -m 0755 tools/kprog-info $(DESTDIR)$(BINDIR)/kprog-info
 	install -D -m 0755 bench/kprog-stat $(DESTDIR)$(BINDIR)/kprog-stat
+	sed 's|^KPROG_VERSION=@VERSION@|KPROG_VERSION=$(VERSION)|' bench/kprog-monmap > $(DESTDIR)$(BINDIR)/kprog-monmap
+	chmod 0755 $(DESTDIR)$(BINDIR)/kprog-monmap
+	for m in $(MAN_PAGES); do \
+		s=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/$${m#man/} || exit 1; \
+	done
+	for f in $(MPI_M_LINKS); do \
+		echo '.so man3/MPI_Monitoring.3' > $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
+	done
 	install -D -m 0644 packaging/udev/90-kprog.rules $(DESTDIR)$(UDEVRULESDIR)/90-kprog.rules
 	install -D -m 0644 packaging/modprobe.d/kprog.conf $(DESTDIR)$(DOCDIR)/examples/modprobe.d/kprog.conf
 	install -D -m 0644 packaging/modules-load.d/kprog.conf $(DESTDIR)$(DOCDIR)/examples/modules-load.d/kprog.conf
 
-# The module's sources where dkms expects them; then, as root:
-#   dkms install kprog/$(VERSION)     (builds for the running kernel; with
-#   AUTOINSTALL, every later kernel too)
+# The modules' sources where dkms expects them; then, as root:
+#   dkms install kprog/$(VERSION)     (builds kprog.ko and kprog_ib.ko for the
+#   running kernel; with AUTOINSTALL, every later kernel too)
 install-dkms:
 	@for f in $(DKMS_FILES); do install -D -m 0644 $$f $(DESTDIR)$(DKMSDIR)/$$f || exit 1; done
 	@echo "sources in $(DESTDIR)$(DKMSDIR); now: dkms install kprog/$(VERSION)"
+
+# The Debian packages (debian/): kprog-dkms, libkprog0, libkprog-dev,
+# kprog-tools, built by dpkg-buildpackage from a copy of the tree in
+# build/deb/src (it writes its results into the parent directory), then
+# checked with lintian (debian/kprog.lintian-overrides... explained in
+# docs/packaging.md). The .deb files land in build/deb/.
+deb:
+	rm -rf build/deb
+	mkdir -p build/deb/src
+	git ls-files --cached --others --exclude-standard -z | grep -zv '^build/' | \
+		xargs -0 tar -cf - --ignore-failed-read 2>/dev/null | tar -xf - -C build/deb/src
+	cd build/deb/src && dpkg-buildpackage -us -uc -b
+	lintian --fail-on error,warning --suppress-tags-from-file debian/lintian-suppressed build/deb/*.changes
 
 print-kdir:
 	@echo $(KDIR)
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libkprog.so $(DESTDIR)$(INCLUDEDIR)/linux/kprog.h \
-	      $(DESTDIR)$(INCLUDEDIR)/MPI_Monitoring.h \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/kprog.pc $(DESTDIR)$(BINDIR)/kprog-stat \
-	      $(DESTDIR)$(UDEVRULESDIR)/90-kprog.rules
+	rm -f $(DESTDIR)$(LIBDIR)/libkprog.so $(DESTDIR)$(LIBDIR)/libkprog.so.$(SOMAJOR) \
+	      $(DESTDIR)$(LIBDIR)/libkprog.so.$(VERSION) $(DESTDIR)$(INCLUDEDIR)/linux/kprog.h \
+	      $(DESTDIR)$(INCLUDEDIR)/MPI_Monitoring.h $(DESTDIR)$(FMODDIR)/mpi_monitoring.mod \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/kprog.pc $(DESTDIR)$(UDEVRULESDIR)/90-kprog.rules \
+	      $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(TOOLS))) \
+	      $(foreach m,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m))) \
+	      $(foreach f,$(MPI_M_LINKS),$(DESTDIR)$(MANDIR)/man3/$(f).3)
+	-rmdir $(DESTDIR)$(FMODDIR) $(DESTDIR)$(LIBDIR)/kprog 2>/dev/null
 	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DKMSDIR)
 
 clean:
