@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * bench/nbcbench: seed 001's NBCBench (Hoefler, Lumsdaine, Rehm: "Implementation
  * and Performance Analysis of Non-Blocking Collective Operations for MPI",

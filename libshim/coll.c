@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Nonblocking collectives handed to the module (KPROG_IOC_COLL): which
  * communicators qualify, the collective request (a kp_req of kind

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Nonblocking collectives in the shim (coll.c: requests, hand-off,
  * completion; coll_algo.c: schedules; coll_types.c: reduction types).

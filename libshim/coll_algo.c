@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Schedule builders of the nonblocking collectives: each turns one call
  * into rounds of send/recv/copy/reduce steps (kprog.h, KPROG_IOC_COLL) on

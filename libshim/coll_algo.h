@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Schedule builders of the nonblocking collectives (coll_algo.c): MPI-free,
  * so that the native reference executor (test_coll.c) runs exactly the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The MPI entry points of the nonblocking collectives. On a communicator
  * whose collectives go to the module (kp_coll_comm()) each turns its

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * MPI's predefined datatypes and reduction ops as the module's element
  * types and ops (kprog.h, KPROG_STEP_REDUCE). Only pairs MPI defines are

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Native tests of the collective schedule builders (coll_algo.c) with a
  * user-space reference executor: the schedules of N simulated ranks run

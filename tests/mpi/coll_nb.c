@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Nonblocking collectives against the blocking Open MPI result: every
  * call the shim hands to the module (MPI_Ibarrier, Ibcast, Iallreduce,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * C/Fortran handle conversion of requests and messages, as a
  * mixed-language program does it: MPI_Request_c2f / MPI_Request_f2c and
