@@ -311,6 +311,23 @@ TEST(coll__shorter_message_is_emsgsize_and_ends_the_schedule)
 	EXPECT_CQE(a, 3, 0, -EMSGSIZE);
 }
 
+TEST(coll__shorter_rendezvous_is_emsgsize_too)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kprog_eager_limit = 64;
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], BIG);
+	st[1] = step(KPROG_STEP_SEND, 0, 0, sb[0], NULL, BIG - 100);
+	ASSERT_OK(coll(a, st, 1, 3, 1, &c));
+	ASSERT_OK(coll(b, st + 1, 1, 3, 2, &c));
+	EXPECT_EQ(c.done, 0);
+	mock_run_work();
+	EXPECT_CQE(a, 1, 0, -EMSGSIZE);
+	EXPECT_CQE(b, 2, 0, 0);		/* the sender's part went well */
+}
+
 TEST(coll__failing_step_withdraws_the_others_of_its_round)
 {
 	struct kt_ep *e[3];
