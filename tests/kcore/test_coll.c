@@ -311,6 +311,53 @@ TEST(coll__shorter_message_is_emsgsize_and_ends_the_schedule)
 	EXPECT_CQE(a, 3, 0, -EMSGSIZE);
 }
 
+/* Non-contiguous steps: a send of two segments into a receive of three. */
+static void iov_exchange(u64 len)
+{
+	struct kprog_iov siov[2] = {
+		{ (u64)(uintptr_t)sb[0], len / 2 },
+		{ (u64)(uintptr_t)sb[1] + 7, len - len / 2 },
+	};
+	struct kprog_iov riov[3] = {
+		{ (u64)(uintptr_t)rb[0] + 3, len / 3 },
+		{ (u64)(uintptr_t)rb[1], 0 },
+		{ (u64)(uintptr_t)rb[2] + 1, len - len / 3 },
+	};
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kt_pair(&a, &b);
+	kt_fill(sb[0], len / 2, 5);
+	kt_fill(sb[1] + 7, len - len / 2, 6);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, riov, 3);
+	st[0].flags = KPROG_STEP_IOV;
+	st[1] = step(KPROG_STEP_SEND, 0, 0, siov, NULL, 2);
+	st[1].flags = KPROG_STEP_IOV;
+	ASSERT_OK(coll(a, st, 1, 1, 1, &c));
+	ASSERT_OK(coll(b, st + 1, 1, 1, 2, &c));
+	mock_run_work();
+	if (!c.done)
+		EXPECT_CQE(b, 2, 0, 0);
+	EXPECT_CQE(a, 1, 0, 0);
+	/* The bytes in order across both layouts. */
+	memcpy(rb[3], rb[0] + 3, len / 3);
+	memcpy(rb[3] + len / 3, rb[2] + 1, len - len / 3);
+	EXPECT(kt_check(rb[3], len / 2, 5));
+	EXPECT(kt_check(rb[3] + len / 2, len - len / 2, 6));
+	EXPECT_EQ(a->ep->iov_total + b->ep->iov_total, 0);	/* internal */
+}
+
+TEST(coll__iovec_steps_eager)
+{
+	iov_exchange(1000);
+}
+
+TEST(coll__iovec_steps_rendezvous)
+{
+	kprog_eager_limit = 64;
+	iov_exchange(3 * PAGE_SIZE + 10);
+}
+
 TEST(coll__shorter_rendezvous_is_emsgsize_too)
 {
 	struct kt_ep *a, *b;
@@ -458,6 +505,31 @@ TEST(coll__every_allocation_failure_unwinds)
 	EXPECT_EQ(kt_each_alloc_failure(post_recv, nothing_held, NULL,
 					-ENOMEM), 5);
 	EXPECT_EQ(a->ep->nr_colls, 1);				/* internal */
+}
+
+static int post_rndv(void *arg)
+{
+	struct kprog_coll c;
+	int err;
+
+	st[0] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, BIG);
+	err = coll(fail_ep, st, 1, 3, 3, &c);
+	if (err || !c.done)
+		return err;
+	return c.cqe.error;
+}
+
+TEST(coll__allocation_failures_of_a_rendezvous_step_unwind)
+{
+	struct kt_ep *a, *b;
+
+	kprog_eager_limit = 64;
+	kt_pair(&a, &b);
+	fail_ep = a;
+	/* schedule, steps, table, head op, the send's op, its message */
+	EXPECT_EQ(kt_each_alloc_failure(post_rndv, nothing_held, NULL,
+					-ENOMEM), 6);
+	EXPECT_EQ(kt_nr_rndv(a), 1);
 }
 
 /* ---- the reductions against a plain C reference ---- */
