@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Collective schedules (kmod/coll.c, coll_reduce.c): checks of a schedule,
+ * Collective schedules (kmod/coll.c, coll_local.c, coll_reduce.c): checks,
  * rounds started from the completion path, failures that end a schedule,
- * departures, allocation failures, and every reduction against a plain C
- * reference. Through the ioctls; "internal" marks looks inside.
+ * departures, allocation failures, REDUCE on pinned pages and its bounce
+ * fallback, and every reduction against a plain C reference. Through the
+ * ioctls; "internal" marks looks inside.
  */
 #include <linux/string.h>
 #include "kprog.h"
