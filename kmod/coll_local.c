@@ -96,7 +96,7 @@ static void kprog_local_pages_io(struct page **pages, size_t off, void *buf,
 }
 
 /*
- * Works on @n bytes of pinned pages; @so and @do are the operands' offsets
+ * Works on @n bytes of pinned pages; @so and @d_off are the operands' offsets
  * in their first page. Spans of whole elements lying within one page of
  * each operand are worked on in place; an element split across a page
  * boundary (only a 16-byte pair can be: the rest are aligned to their size,
