@@ -17,7 +17,7 @@
  *             a softirq) queues the schedule's work item, which starts
  *             the next round in process context on the process's mm
  *             (kthread_use_mm()), as the ioctl would; COPY and REDUCE run
- *             there too, through kernel bounce pages
+ *             there too, on the process's pinned pages (coll_local.c)
  *   end       the last round, or the first failing step (its other steps
  *             withdrawn), completes the schedule's head operation: one
  *             ring entry through the ordinary completion path (overflow,
@@ -38,9 +38,6 @@
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 #include <linux/kprog.h>
-#ifdef CONFIG_X86
-#include <asm/fpu/api.h>
-#endif
 #include "kprog.h"
 #include "job.h"
 #include "op.h"
@@ -369,60 +366,6 @@ static int kprog_sched_recv(struct kprog_sched *s, u32 i)
 	return err;
 }
 
-/*
- * COPY and REDUCE move at most this much through the bounce buffers at
- * once: a few pages, so that the FPU section and the rescheduling point
- * are not paid per page, and still short sections.
- */
-#define KPROG_SCHED_CHUNK	(4 * PAGE_SIZE)
-
-static int kprog_sched_local(struct kprog_sched *s, u32 i)
-{
-	const struct kprog_coll_step *st = &s->steps[i];
-	void __user *src = u64_to_user_ptr(st->src);
-	void __user *dst = u64_to_user_ptr(st->dst);
-	bool reduce = st->kind == KPROG_STEP_REDUCE;
-	u32 size = reduce ? kprog_reduce_size(st->dtype, st->op) : 1;
-	void *a, *b = NULL;
-	u64 pos, n;
-	int err = 0;
-
-	a = kvmalloc(KPROG_SCHED_CHUNK, GFP_KERNEL_ACCOUNT);
-	if (reduce && a)
-		b = kvmalloc(KPROG_SCHED_CHUNK, GFP_KERNEL_ACCOUNT);
-	if (!a || (reduce && !b)) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (pos = 0; pos < st->len; pos += n) {
-		n = min_t(u64, st->len - pos, KPROG_SCHED_CHUNK);
-		if (copy_from_user(a, src + pos, n) ||
-		    (reduce && copy_from_user(b, dst + pos, n))) {
-			err = -EFAULT;
-			break;
-		}
-		if (reduce) {
-			/* No fault, no sleep in here: the data is copied in. */
-#ifdef CONFIG_X86
-			kernel_fpu_begin();
-#endif
-			kprog_reduce_apply(st->dtype, st->op, b, a, n / size);
-#ifdef CONFIG_X86
-			kernel_fpu_end();
-#endif
-		}
-		if (copy_to_user(dst + pos, reduce ? b : a, n)) {
-			err = -EFAULT;
-			break;
-		}
-		cond_resched();
-	}
-out:
-	kvfree(b);
-	kvfree(a);
-	return err;
-}
-
 /* Start step @i; its own failure is returned, later ones come through
  * kprog_coll_op_done().
  */
@@ -434,7 +377,7 @@ static int kprog_sched_step(struct kprog_sched *s, u32 i)
 	case KPROG_STEP_RECV:
 		return kprog_sched_recv(s, i);
 	default:
-		return kprog_sched_local(s, i);
+		return kprog_coll_local(&s->steps[i]);
 	}
 }
 

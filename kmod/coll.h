@@ -2,8 +2,9 @@
 /*
  * kprog collective schedules (KPROG_IOC_COLL): a nonblocking collective
  * handed to the module as rounds of steps, run from the module's
- * completion path (coll.c), and the reduction kernels of its REDUCE steps
- * (coll_reduce.c). docs/DESIGN.md, "Collective schedules".
+ * completion path (coll.c), its COPY and REDUCE steps (coll_local.c) and
+ * the reduction kernels of REDUCE (coll_reduce.c). docs/DESIGN.md,
+ * "Collective schedules".
  */
 #ifndef _KPROG_COLL_H
 #define _KPROG_COLL_H
@@ -14,6 +15,7 @@ struct kprog_ep;
 struct kprog_op;
 struct kprog_coll;
 struct kprog_cqe;
+struct kprog_coll_step;
 
 extern unsigned int kprog_max_coll_steps;
 extern unsigned int kprog_max_colls;
@@ -23,6 +25,9 @@ void kprog_coll_op_done(struct kprog_op *op, const struct kprog_cqe *cqe);
 void kprog_coll_close(struct kprog_ep *ep);
 int kprog_coll_init(void);
 void kprog_coll_exit(void);
+
+/* coll_local.c */
+int kprog_coll_local(const struct kprog_coll_step *st);
 
 /* coll_reduce.c: arithmetic only, see there */
 u32 kprog_reduce_size(u32 dtype, u32 op);

@@ -28,14 +28,14 @@ extern u64 mock_kmalloc_errors;
 extern u64 mock_copy_from_user_errors;
 /* _copy_to_user() and put_user(): nothing copied, -EFAULT. */
 extern u64 mock_copy_to_user_errors;
-/* pin_user_pages_remote(): -EFAULT. */
+/* pin_user_pages_remote() and pin_user_pages_fast(): -EFAULT. */
 extern u64 mock_gup_errors;
 /* misc_register(): -EBUSY. */
 extern u64 mock_misc_register_errors;
 /* remap_vmalloc_range(): -EAGAIN. */
 extern u64 mock_remap_errors;
 
-/* pin_user_pages_remote() pins at most this many pages a call (0: all). */
+/* pin_user_pages_remote() and _fast() pin at most this many pages a call (0: all). */
 extern unsigned long mock_gup_max_pages;
 
 /*

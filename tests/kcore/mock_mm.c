@@ -192,6 +192,35 @@ long pin_user_pages_remote(struct mm_struct *mm, unsigned long start,
 	return i ? i : -EFAULT;
 }
 
+/*
+ * The process's own pages, as coll_local.c pins them: current->mm must be
+ * the process's (the ioctl's task, or a kernel thread after
+ * kthread_use_mm()); the same errors and page limit as the remote pin.
+ */
+int pin_user_pages_fast(unsigned long start, int nr_pages,
+			unsigned int gup_flags, struct page **pages)
+{
+	int i, n = nr_pages;
+
+	mock_might_sleep(CALLER, "pin_user_pages_fast()");
+	if (!current->mm)
+		mock_fail_at(CALLER, "pin_user_pages_fast() by a task without an mm");
+	if (gup_flags & FOLL_GET)
+		mock_fail_at(CALLER, "pin_user_pages_fast() with FOLL_GET");
+	if (mock_check_error(&mock_gup_errors))
+		return -EFAULT;
+	if (mock_gup_max_pages && n > mock_gup_max_pages)
+		n = mock_gup_max_pages;
+	start &= PAGE_MASK;
+	for (i = 0; i < n; i++) {
+		if (mock_uaddr_bad(start + i * PAGE_SIZE, PAGE_SIZE))
+			break;
+		pages[i] = mock_page_of(start + i * PAGE_SIZE);
+	}
+	mock_pinned_pages += i;
+	return i ? i : -EFAULT;
+}
+
 static void mock_unpin(struct page **pages, unsigned long n, void *pc)
 {
 	unsigned long i;

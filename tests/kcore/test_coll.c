@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Collective schedules (kmod/coll.c, coll_reduce.c): checks of a schedule,
+ * Collective schedules (kmod/coll.c, coll_local.c, coll_reduce.c): checks,
  * rounds started from the completion path, failures that end a schedule,
- * departures, allocation failures, and every reduction against a plain C
- * reference. Through the ioctls; "internal" marks looks inside.
+ * departures, allocation failures, REDUCE on pinned pages and its bounce
+ * fallback, and every reduction against a plain C reference. Through the
+ * ioctls; "internal" marks looks inside.
  */
 #include <linux/string.h>
 #include "kprog.h"
@@ -16,7 +17,8 @@
 #define BIG	(9 * PAGE_SIZE + 100)	/* rendezvous; COPY/REDUCE span chunks */
 
 static struct kprog_coll_step st[16];
-static u8 sb[4][BIG], rb[4][BIG];
+/* On page starts, so that the pinned-page tests choose page offsets. */
+static u8 sb[4][BIG] __aligned(PAGE_SIZE), rb[4][BIG] __aligned(PAGE_SIZE);
 
 static struct kprog_coll_step step(u8 kind, u32 round, s32 peer, const void *src,
 				   void *dst, u64 len)
@@ -311,6 +313,70 @@ TEST(coll__shorter_message_is_emsgsize_and_ends_the_schedule)
 	EXPECT_CQE(a, 3, 0, -EMSGSIZE);
 }
 
+/* Non-contiguous steps: a send of two segments into a receive of three. */
+static void iov_exchange(u64 len)
+{
+	struct kprog_iov siov[2] = {
+		{ (u64)(uintptr_t)sb[0], len / 2 },
+		{ (u64)(uintptr_t)sb[1] + 7, len - len / 2 },
+	};
+	struct kprog_iov riov[3] = {
+		{ (u64)(uintptr_t)rb[0] + 3, len / 3 },
+		{ (u64)(uintptr_t)rb[1], 0 },
+		{ (u64)(uintptr_t)rb[2] + 1, len - len / 3 },
+	};
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kt_pair(&a, &b);
+	kt_fill(sb[0], len / 2, 5);
+	kt_fill(sb[1] + 7, len - len / 2, 6);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, riov, 3);
+	st[0].flags = KPROG_STEP_IOV;
+	st[1] = step(KPROG_STEP_SEND, 0, 0, siov, NULL, 2);
+	st[1].flags = KPROG_STEP_IOV;
+	ASSERT_OK(coll(a, st, 1, 1, 1, &c));
+	ASSERT_OK(coll(b, st + 1, 1, 1, 2, &c));
+	mock_run_work();
+	if (!c.done)
+		EXPECT_CQE(b, 2, 0, 0);
+	EXPECT_CQE(a, 1, 0, 0);
+	/* The bytes in order across both layouts. */
+	memcpy(rb[3], rb[0] + 3, len / 3);
+	memcpy(rb[3] + len / 3, rb[2] + 1, len - len / 3);
+	EXPECT(kt_check(rb[3], len / 2, 5));
+	EXPECT(kt_check(rb[3] + len / 2, len - len / 2, 6));
+	EXPECT_EQ(a->ep->iov_total + b->ep->iov_total, 0);	/* internal */
+}
+
+TEST(coll__iovec_steps_eager)
+{
+	iov_exchange(1000);
+}
+
+TEST(coll__iovec_steps_rendezvous)
+{
+	kprog_eager_limit = 64;
+	iov_exchange(3 * PAGE_SIZE + 10);
+}
+
+TEST(coll__shorter_rendezvous_is_emsgsize_too)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kprog_eager_limit = 64;
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], BIG);
+	st[1] = step(KPROG_STEP_SEND, 0, 0, sb[0], NULL, BIG - 100);
+	ASSERT_OK(coll(a, st, 1, 3, 1, &c));
+	ASSERT_OK(coll(b, st + 1, 1, 3, 2, &c));
+	EXPECT_EQ(c.done, 0);
+	mock_run_work();
+	EXPECT_CQE(a, 1, 0, -EMSGSIZE);
+	EXPECT_CQE(b, 2, 0, 0);		/* the sender's part went well */
+}
+
 TEST(coll__failing_step_withdraws_the_others_of_its_round)
 {
 	struct kt_ep *e[3];
@@ -410,6 +476,17 @@ static int post_local(void *arg)
 	return c.cqe.error;
 }
 
+/* The same through the bounce buffers: no page can be pinned. */
+static int post_local_bounce(void *arg)
+{
+	int err;
+
+	mock_gup_errors = ~0ULL;
+	err = post_local(arg);
+	mock_gup_errors = 0;
+	return err;
+}
+
 static int post_recv(void *arg)
 {
 	struct kprog_coll c;
@@ -434,13 +511,41 @@ TEST(coll__every_allocation_failure_unwinds)
 
 	kt_pair(&a, &b);
 	fail_ep = a;
-	/* schedule, steps, in-flight table, head op, COPY's bounce page, REDUCE's two */
+	/* schedule, steps, in-flight table, head op: COPY and REDUCE pin */
 	EXPECT_EQ(kt_each_alloc_failure(post_local, nothing_held, NULL,
+					-ENOMEM), 4);
+	/* the same, then COPY's bounce buffer, REDUCE's two */
+	EXPECT_EQ(kt_each_alloc_failure(post_local_bounce, nothing_held, NULL,
 					-ENOMEM), 7);
 	/* schedule, steps, table, head op, the receive's op */
 	EXPECT_EQ(kt_each_alloc_failure(post_recv, nothing_held, NULL,
 					-ENOMEM), 5);
 	EXPECT_EQ(a->ep->nr_colls, 1);				/* internal */
+}
+
+static int post_rndv(void *arg)
+{
+	struct kprog_coll c;
+	int err;
+
+	st[0] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, BIG);
+	err = coll(fail_ep, st, 1, 3, 3, &c);
+	if (err || !c.done)
+		return err;
+	return c.cqe.error;
+}
+
+TEST(coll__allocation_failures_of_a_rendezvous_step_unwind)
+{
+	struct kt_ep *a, *b;
+
+	kprog_eager_limit = 64;
+	kt_pair(&a, &b);
+	fail_ep = a;
+	/* schedule, steps, table, head op, the send's op, its message */
+	EXPECT_EQ(kt_each_alloc_failure(post_rndv, nothing_held, NULL,
+					-ENOMEM), 6);
+	EXPECT_EQ(kt_nr_rndv(a), 1);
 }
 
 /* ---- the reductions against a plain C reference ---- */
@@ -677,9 +782,72 @@ TEST(coll__reduce_step_spans_pages_and_faults_cleanly)
 			break;
 	}
 	EXPECT_EQ(i, n);
-	/* The write-back faults: the error, and no FPU section left open. */
+	/*
+	 * Pages that cannot be pinned go through the bounce buffers; there
+	 * the write-back faults: the error, no FPU section left open.
+	 */
 	st[0] = red(0, KPROG_DT_INT32, KPROG_OP_SUM, sb[0], rb[0], 8);
+	mock_gup_errors = 1;
 	mock_copy_to_user_errors = 2;	/* after the ioctl's own put_user */
 	ASSERT_OK(coll(a, st, 1, 2, 2, &c));
 	EXPECT_ERR(c.cqe.error, -EFAULT);
+}
+
+/*
+ * REDUCE on the pinned pages: operands at different offsets in their
+ * pages, 16-byte pairs split across page boundaries on either side, a
+ * pin of fewer pages than asked (that chunk bounces), operands not aligned
+ * to their type (the step bounces); every result against the reference,
+ * every pinned page unpinned, the destination's dirtied.
+ */
+static void reduce_at(struct kt_ep *a, u8 dt, u8 op, u32 soff, u32 doff,
+		      bool pinned)
+{
+	static u8 want[BIG];
+	struct kprog_coll c;
+	u32 i, size = dts[dt].size, len = 8 * PAGE_SIZE + 96, n = len / size;
+	long dirtied = mock_dirtied_pages;
+	u8 *x = sb[0] + soff, *y = rb[0] + doff;
+
+	ASSERT(soff + len <= BIG && doff + len <= BIG);
+	fill_dt(dt, x, n, soff + n);
+	fill_dt(dt, y, n, doff + 7);
+	memcpy(want, y, len);
+	for (i = 0; i < n; i++)
+		ref_one(dt, op, x + i * size, want + i * size);
+	st[0] = red(0, dt, op, x, y, len);
+	ASSERT_OK(coll(a, st, 1, 1, 1, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_EQ(c.cqe.error, 0);
+	if (!EXPECT(!memcmp(y, want, len)))
+		kt_fail(__FILE__, __LINE__, "type %u op %u at %u, %u", dt, op,
+			soff, doff);
+	EXPECT_EQ(mock_pinned_pages, 0);
+	if (pinned)
+		EXPECT(mock_dirtied_pages > dirtied);
+	else
+		EXPECT_EQ(mock_dirtied_pages, dirtied);
+}
+
+TEST(coll__reduce_on_pinned_pages_handles_offsets_and_split_elements)
+{
+	struct kt_ep *a, *b;
+
+	kt_pair(&a, &b);
+	/* both on page starts, then pairs split on one side, on both */
+	reduce_at(a, KPROG_DT_DOUBLE_INT, KPROG_OP_MAXLOC, 0, 0, true);
+	reduce_at(a, KPROG_DT_DOUBLE_INT, KPROG_OP_MINLOC, 8, 0, true);
+	reduce_at(a, KPROG_DT_LONG_INT, KPROG_OP_MAXLOC, 24, 8, true);
+	reduce_at(a, KPROG_DT_DOUBLE, KPROG_OP_SUM, 8, 4000, true);
+	reduce_at(a, KPROG_DT_INT8, KPROG_OP_PROD, 1, 4095, true);
+	/* a pin of one page a call never covers a chunk: every chunk bounces */
+	mock_gup_max_pages = 1;
+	reduce_at(a, KPROG_DT_SHORT_INT, KPROG_OP_MINLOC, 4088, 4080, false);
+	mock_gup_max_pages = 0;
+	/* the first chunk's destination cannot be pinned: that chunk bounces */
+	mock_gup_errors = 2;
+	reduce_at(a, KPROG_DT_UINT64, KPROG_OP_SUM, 0, 8, true);
+	/* not aligned to the type: the step bounces, with the same result */
+	reduce_at(a, KPROG_DT_DOUBLE, KPROG_OP_MAX, 4, 0, false);
+	reduce_at(a, KPROG_DT_INT32, KPROG_OP_BXOR, 0, 2, false);
 }
