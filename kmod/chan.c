@@ -65,11 +65,14 @@ struct kprog_chan {
 };
 
 static DEFINE_MUTEX(kprog_chan_mutex);
+/* Bytes of every channel of the node, at most chan_mem_mib MiB. */
+static atomic64_t kprog_chan_mem = ATOMIC64_INIT(0);
 
 static void kprog_chan_release(struct kref *ref)
 {
 	struct kprog_chan *ch = container_of(ref, struct kprog_chan, ref);
 
+	atomic64_sub(ch->bytes, &kprog_chan_mem);
 	vfree(ch->mem);
 	kfree(ch);
 }
@@ -102,6 +105,7 @@ static struct kprog_chan *kprog_chan_alloc(u32 a, u32 b)
 		kfree(ch);
 		return NULL;
 	}
+	atomic64_add(ch->bytes, &kprog_chan_mem);
 	/* At least two of the largest records fit in a ring. */
 	ch->max_msg = min_t(u32, kprog_fast_limit,
 			    ch->ring_bytes / 2 - sizeof(struct kprog_chan_rec));
@@ -134,6 +138,10 @@ static int kprog_chan_create(struct kprog_ep *ep, struct kprog_ep *pe,
 	if (xa_load(&pe->chans, ep->rank))
 		return -EBUSY;	/* a closed channel of a rank joined anew */
 	if (ep->nr_chans >= kprog_max_chans || pe->nr_chans >= kprog_max_chans)
+		return -ENOSPC;
+	/* Under kprog_chan_mutex: no other creation between test and add. */
+	if (atomic64_read(&kprog_chan_mem) + KPROG_CHAN_DATA_OFFSET +
+	    2 * (u64)kprog_chan_bytes > (u64)kprog_chan_mem_mib << 20)
 		return -ENOSPC;
 	ch = kprog_chan_alloc(ep->rank, pe->rank);
 	if (!ch)

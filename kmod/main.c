@@ -96,6 +96,17 @@ MODULE_PARM_DESC(max_chans,
 		 "Channels one endpoint may have, each 4 KiB + 2 * chan_bytes (default 256)");
 
 /*
+ * All channels of the node together: without it their memory grows with
+ * the square of the ranks on a node (128 ranks all-to-all: 8128 channels
+ * of 132 KiB, about 1 GiB). Past it CHAN_OPEN is ENOSPC, as at max_chans,
+ * and the pair goes through the kernel path (the shim's fallback).
+ */
+unsigned int kprog_chan_mem_mib = 512;
+module_param_named(chan_mem_mib, kprog_chan_mem_mib, uint, 0444);
+MODULE_PARM_DESC(chan_mem_mib,
+		 "MiB of fast-path channels on this node, all jobs together; then pairs use the kernel path (default 512)");
+
+/*
  * Rendezvous sends posted with no system call (grant.c): one 64-byte
  * slot per send waiting in a channel; 64 slots are one page per endpoint
  * and more sends waiting at once than a window of 64 KiB messages needs.
@@ -697,6 +708,10 @@ static int kprog_check_params(void)
 	}
 	if (kprog_max_chans > 65536) {
 		pr_err("kprog: max_chans must be <= 65536\n");
+		return -EINVAL;
+	}
+	if (kprog_chan_mem_mib > (1U << 20)) {
+		pr_err("kprog: chan_mem_mib must be <= 1048576\n");
 		return -EINVAL;
 	}
 	if (kprog_max_grants > 4096) {

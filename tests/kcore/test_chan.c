@@ -157,6 +157,33 @@ TEST(chan__max_chans_reached_on_either_side_is_enospc)
 	EXPECT_OK(kt_chan_open(v[1], 0, &c));		/* the existing one */
 }
 
+TEST(chan__channel_memory_of_the_node_is_bounded_then_enospc)
+{
+	struct kt_ep *v[4], *w[2], *x[2];
+	struct kt_chan c;
+	int i, j;
+
+	/* 1 MiB for the node: seven channels of 4 KiB + 2 * 64 KiB */
+	kprog_chan_mem_mib = 1;
+	kprog_chan_bytes = 65536;
+	kt_job(v, 4);
+	for (i = 0; i < 4; i++)
+		for (j = i + 1; j < 4; j++)
+			ASSERT_OK(kt_chan_open(v[i], j, &c));
+	kt_job(w, 2);
+	ASSERT_OK(kt_chan_open(w[0], 1, &c));
+	/* the eighth, of any job, would pass the node's bound */
+	kt_job(x, 2);
+	EXPECT_ERR(kt_chan_open(x[0], 1, &c), -ENOSPC);
+	EXPECT_EQ(x[0]->ep->nr_chans, 0);
+	/* an existing channel costs nothing more */
+	EXPECT_OK(kt_chan_open(v[3], 0, &c));
+	/* a channel both of whose sides closed gives its memory back */
+	kt_close(w[0]);
+	kt_close(w[1]);
+	EXPECT_OK(kt_chan_open(x[0], 1, &c));
+}
+
 static struct kt_ep *fa, *fb;
 
 static int open_chan(void *arg)

@@ -302,6 +302,7 @@ static void one_message(struct __test_metadata *_metadata,
 	kp_free(rb, map);
 }
 
+#ifndef KPROG_IB_ONLY_LIMITS	/* kprog_ib_limits.c: the limit's test alone */
 TEST_F(ib, info_reports_the_transport_and_this_nodes_address)
 {
 	const char *want = getenv("KPROG_RDMA_ADDR");
@@ -434,6 +435,8 @@ TEST_F(ib, net_conn_refuses_bad_requests_and_this_node)
 	EXPECT_EQ(KPROG_NET_AGAIN, c.status);
 }
 
+#endif /* KPROG_IB_ONLY_LIMITS */
+
 /* Pages this process has pinned long-term (mm->pinned_vm), or -1. */
 static long vm_pin_kib(void)
 {
@@ -516,6 +519,7 @@ TEST_F_TIMEOUT(ib, pinned_pages_are_charged_to_the_sender_s_memlock_limit, 300)
 	EXPECT_IDLE();
 }
 
+#ifndef KPROG_IB_ONLY_LIMITS
 TEST_F(ib, eager_messages_posted_and_unexpected)
 {
 	size_t lens[] = { 1, 8, 100, 1000, 4096, 4097 };
@@ -1228,5 +1232,7 @@ TEST_F_TIMEOUT(ib, unload_is_refused_while_used_then_works_and_reloads, 300)
 	kp_free(rb, BIG);
 	EXPECT_IDLE();
 }
+
+#endif /* KPROG_IB_ONLY_LIMITS */
 
 TEST_HARNESS_MAIN

@@ -4,8 +4,9 @@
  *
  * memcg_bounds_rings_and_channels: a child in a cgroup v2 group with
  * memory.max = 16 MiB (cgroup2 is mounted and the memory controller
- * enabled here if the VM's init did not) JOINs endpoints of a big job and
- * opens channels until the module refuses: it must get ENOMEM, and the
+ * enabled here if the VM's init did not) JOINs endpoints of a big job (and
+ * opens channels among the first eight) until the module refuses: it must
+ * get ENOMEM, and the
  * module's rings, grant tables and channels (the vmalloc areas of [kprog]
  * in /proc/vmallocinfo) must stay within the group's limit. Before they
  * were charged (vmalloc_user() is not) the child reached its endpoint
@@ -67,46 +68,56 @@ static int make_group(char *dir, size_t len)
 
 struct outcome {
 	int eps, chans, err, chan_err;
-	long long kbytes;	/* kprog's vmalloc bytes at the child's peak */
+	int done;
 };
 
-/* In the group: JOIN and CHAN_OPEN until refused; report by pipe. */
-static void fill(int out, __u32 size, long long base)
+/*
+ * The child opens every fd before it enters the group (files and
+ * endpoints are charged to the parent's group then), and in the group only
+ * JOINs and opens channels: their memory (rings, grant tables, channels)
+ * is allocated with __GFP_RETRY_MAYFAIL, so the group's limit gives a
+ * clean ENOMEM. Nothing else may be allocated there at the limit: a page
+ * fault of the child's, or a small kernel allocation, would be an OOM kill
+ * rather than an errno. So the child reports through a page shared and
+ * touched before fork, and its arrays are touched before it enters.
+ */
+static int fds[MAX_EPS];
+
+static void fill(int in, struct outcome *o, __u32 size)
 {
-	static int fds[MAX_EPS];
-	struct rlimit rl = { MAX_EPS + 64, MAX_EPS + 64 };
-	struct outcome o = { 0 };
 	__u64 key = kp_key();
+	int n, i, err;
+	char c;
 
-	setrlimit(RLIMIT_NOFILE, &rl);
-	for (o.eps = 0; o.eps < MAX_EPS; o.eps++) {
-		int fd = kp_open(), err;
-
-		if (fd < 0) {
-			o.err = fd;
-			break;
-		}
-		/* each endpoint its own rank of one job: channels between them */
-		err = kp_join_fd(fd, key, o.eps, size, 0, 0, NULL);
+	for (n = 0; n < MAX_EPS; n++) {
+		fds[n] = kp_open();
+		if (fds[n] < 0)
+			_exit(6);
+	}
+	/* once the parent moved us into the group */
+	if (read(in, &c, 1) != 1)
+		_exit(4);
+	for (o->eps = 0; o->eps < MAX_EPS; o->eps++) {
+		/* each endpoint its own rank of one job */
+		err = kp_join_fd(fds[o->eps], key, o->eps, size, 0, 0, NULL);
 		if (err) {
-			close(fd);
-			o.err = err;
+			o->err = err;
 			break;
 		}
-		fds[o.eps] = fd;
-	}
-	/* channels between the joined ranks, until refused */
-	for (int i = 1; i < o.eps && !o.chan_err; i++) {
-		struct kprog_chan_open co = { .peer = i - 1 };
+		/* channels among the first eight, well below the limit */
+		for (i = 0; o->eps == 7 && i < 7; i++) {
+			struct kprog_chan_open co = { .peer = i };
 
-		if (ioctl(fds[i], KPROG_IOC_CHAN_OPEN, &co))
-			o.chan_err = -errno;
-		else
-			o.chans++;
+			if (ioctl(fds[7], KPROG_IOC_CHAN_OPEN, &co))
+				o->chan_err = -errno;
+			else
+				o->chans++;
+		}
 	}
-	o.kbytes = kprog_vmalloc_bytes() - base;
-	if (write(out, &o, sizeof(o)) != sizeof(o))
-		_exit(3);
+	__atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);
+	/* keep everything until the parent has measured */
+	if (read(in, &c, 1) < 0)
+		_exit(5);
 	_exit(0);
 }
 
@@ -114,47 +125,53 @@ TEST(memcg_bounds_rings_and_channels)
 {
 	long long base = kprog_vmalloc_bytes();
 	long long max_size = kp_param("max_job_size");
+	struct rlimit rl = { MAX_EPS + 64, MAX_EPS + 64 };
 	char dir[200], path[256], pid[32];
-	struct outcome o;
-	int p[2], go[2], status;
+	long long kbytes, t0;
+	struct outcome *o;
+	int go[2], status;
 	pid_t child;
 
 	if (base < 0)
 		SKIP(return, "no /proc/vmallocinfo");
 	ASSERT_LT(MAX_EPS, max_size);
 	ASSERT_EQ(0, make_group(dir, sizeof(dir)));
-	ASSERT_EQ(0, pipe(p));
+	o = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, o);
+	memset(o, 0, 4096);
 	ASSERT_EQ(0, pipe(go));
 	child = fork();
 	ASSERT_LE(0, child);
 	if (!child) {
-		char c;
-
-		close(p[0]);
 		close(go[1]);
-		/* once the parent moved us into the group */
-		if (read(go[0], &c, 1) != 1)
-			_exit(4);
-		fill(p[1], max_size, base);
+		setrlimit(RLIMIT_NOFILE, &rl);
+		memset(fds, 0xff, sizeof(fds));
+		fill(go[0], o, max_size);
 	}
 	close(go[0]);
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	snprintf(pid, sizeof(pid), "%d", child);
 	ASSERT_EQ(0, write_str(path, pid));
 	ASSERT_EQ(1, write(go[1], "g", 1));
+	t0 = kp_now_ms();
+	while (!__atomic_load_n(&o->done, __ATOMIC_ACQUIRE) &&
+	       kp_now_ms() - t0 < 120000 && !waitpid(child, &status, WNOHANG))
+		usleep(10000);
+	/* with every endpoint and channel of the child still there */
+	kbytes = kprog_vmalloc_bytes() - base;
+	ASSERT_TRUE(__atomic_load_n(&o->done, __ATOMIC_ACQUIRE));
 	close(go[1]);
-	close(p[1]);
-	ASSERT_EQ(sizeof(o), read(p[0], &o, sizeof(o)));
-	close(p[0]);
 	kp_child_status(child, &status);
 	TH_LOG("in %ld MiB: %d endpoints of a %lld-rank job (stopped by %s), %d channels (%s); kprog vmalloc %lld KiB",
-	       CG_LIMIT >> 20, o.eps, max_size, o.err ? strerror(-o.err) : "none",
-	       o.chans, o.chan_err ? strerror(-o.chan_err) : "none", o.kbytes >> 10);
+	       CG_LIMIT >> 20, o->eps, max_size, o->err ? strerror(-o->err) : "none",
+	       o->chans, o->chan_err ? strerror(-o->chan_err) : "none", kbytes >> 10);
 	rmdir(dir);
-	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_TRUE(WIFEXITED(status)) TH_LOG("child status 0x%x", status);
 	/* refused with a clear error before the group's limit was passed */
-	EXPECT_EQ(-ENOMEM, o.err ? o.err : o.chan_err);
-	EXPECT_GE(CG_LIMIT, o.kbytes);
+	EXPECT_EQ(-ENOMEM, o->err);
+	EXPECT_EQ(7, o->chans);
+	EXPECT_GE(CG_LIMIT, kbytes);
+	munmap(o, 4096);
 }
 
 TEST_HARNESS_MAIN
