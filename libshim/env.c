@@ -36,6 +36,8 @@ const struct kp_env_var kp_env_vars[KP_ENV_NR] = {
 		"upper bound of the adaptive spin, in us" },
 	[KP_ENV_SPIN_DEDICATED_US] = { "KPROG_SPIN_DEDICATED_US", KP_ENV_INT, "5000", -1, US_MAX, NULL,
 		"spin when every rank of the node has a CPU of its own, in us; -1 keeps the adaptive spin there too" },
+	[KP_ENV_SPIN_OVERSUB_US] = { "KPROG_SPIN_OVERSUB_US", KP_ENV_INT, "-1", -1, US_MAX, NULL,
+		"spin (yielding the CPU) when ranks outnumber their CPUs or another job crowds them, in us; -1 the adaptive limit" },
 	[KP_ENV_FULL_WAIT_US] = { "KPROG_FULL_WAIT_US", KP_ENV_INT, "50", 0, US_MAX, NULL,
 		"how long a send spins for room in a full channel before it takes the kernel path, in us" },
 	[KP_ENV_WAITPROF] = { "KPROG_WAITPROF", KP_ENV_BOOL, "0", 0, 0, NULL,

@@ -25,6 +25,7 @@
  * use the kernel path exactly as before.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -654,8 +655,13 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 		if (__atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE) != ev)
 			return 0;
 		/* no PAUSE (see kp_wait_step()); the clock: KP_SPIN_CLOCK_POLLS */
-		if ((n & every) == every && kp_ticks_ns(kp_ticks() - t0) >= kp.spin.limit_ns)
-			return 0;
+		if ((n & every) == every) {
+			if (kp_ticks_ns(kp_ticks() - t0) >= kp.spin.limit_ns)
+				return 0;
+			/* oversubscribed: the sender may be runnable on this CPU (spin.h) */
+			if (kp.spin.yield)
+				sched_yield();
+		}
 	}
 }
 

@@ -24,6 +24,7 @@
 #include <sched.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include "cpus.h"
 #include "shim.h"
 #include "env.h"
 #include "coll.h"
@@ -327,32 +328,58 @@ static int net_connect(MPI_Comm *leaders, const struct kprog_node_addr *nodes, i
 }
 
 /*
- * Does every rank of this node have a CPU of its own? The CPUs are those
- * the node's ranks may run on (the union of their affinity masks: one
- * each when mpirun binds to cores, all of them when it does not), so an
- * oversubscribed run (more ranks than CPUs) or a cpuset smaller than the
- * job keeps the adaptive spin. A threaded rank (MPI_THREAD_MULTIPLE) may
- * share its CPUs with its own threads: adaptive too. KPROG_SPIN_DEDICATED_US
- * sets the spin of the dedicated case, -1 turns it off. Collective over
- * kp.node_comm.
+ * Do the node's ranks outnumber the CPUs they may use, or does each have
+ * one of its own (spin.h has what each case does)? The CPUs are those the
+ * node's ranks may run on (the union of their affinity masks: one each
+ * when mpirun binds to cores, all of them when it does not), fewer if the
+ * cgroup's CPU quota (cpu.max) allows less time than that, the smallest
+ * quota of the node's ranks (one job's ranks usually share a cgroup).
+ * Oversubscribed: a spin that yields to whoever is runnable on the CPU,
+ * for the adaptive limit (or KPROG_SPIN_OVERSUB_US if >= 0), then a
+ * sleep. A CPU each: a long fixed spin (KPROG_SPIN_DEDICATED_US, -1: the
+ * adaptive one) that turns into the oversubscribed one while the run
+ * delay shows other tasks taking the CPUs. A threaded rank
+ * (MPI_THREAD_MULTIPLE) with enough CPUs may share them with its own
+ * threads: the adaptive spin. KPROG_SPIN_US fixes the spin above all.
+ * Collective over kp.node_comm.
  */
 static void spin_policy(int node_size, int provided)
 {
 	cpu_set_t mine, all;
 	long us = kp_env_long(KP_ENV_SPIN_DEDICATED_US);
-	int ncpu;
+	long ous = kp_env_long(KP_ENV_SPIN_OVERSUB_US);
+	int ncpu, quota, q[2], mn[2];
 
 	CPU_ZERO(&mine);
 	if (sched_getaffinity(0, sizeof(mine), &mine))
 		CPU_ZERO(&mine);
 	PMPI_Allreduce(&mine, &all, (int)sizeof(all), MPI_BYTE, MPI_BOR, kp.node_comm);
 	ncpu = CPU_COUNT(&all);
-	if (provided == MPI_THREAD_MULTIPLE || ncpu < node_size)
+	/* the smallest quota of the node (0: none), with MIN over "none" = INT_MAX */
+	quota = kp_cgroup_cpus();
+	q[0] = quota ? quota : INT_MAX;
+	q[1] = 0;
+	PMPI_Allreduce(q, mn, 1, MPI_2INT, MPI_MINLOC, kp.node_comm);
+	if (mn[0] != INT_MAX && mn[0] < ncpu)
+		ncpu = mn[0];
+	if (ncpu < node_size) {
+		kp_spin_oversub(&kp.spin, ous);
+		if (kp.spin.oversub)
+			kp_log(1, "%d ranks on %d CPUs%s: oversubscribed, blocking calls spin yielding for %s, then sleep",
+			       node_size, ncpu, mn[0] == ncpu ? " (cgroup quota)" : "",
+			       kp.spin.fixed ? "KPROG_SPIN_OVERSUB_US" : "the adaptive limit");
+		return;
+	}
+	if (provided == MPI_THREAD_MULTIPLE)
 		return;
 	kp_spin_dedicate(&kp.spin, us);
-	if (kp.spin.dedicated)
-		kp_log(1, "%d ranks on %d CPUs: blocking calls spin %ld us before sleeping",
-		       node_size, ncpu, us);
+	if (!kp.spin.dedicated)
+		return;
+	if (kp_run_delay_open())
+		kp_spin_watch_start(&kp.spin, ous, kp_clock_ns(), kp_run_delay_ns());
+	kp_log(1, "%d ranks on %d CPUs: blocking calls spin %ld us before sleeping%s",
+	       node_size, ncpu, us,
+	       kp.spin.watch_next ? "; shorter while other tasks take the CPUs (run delay)" : "");
 }
 
 /* Host name of world rank @who, on rank 0 (collective). */
@@ -583,10 +610,11 @@ void kp_shutdown(void)
 			       (unsigned long long)f->drains, (unsigned long long)f->kicks,
 			       (unsigned long long)f->full, (unsigned long long)f->full_fallback);
 		}
-		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu)",
+		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu; crowded %llu times%s)",
 		       (unsigned long long)kp.spin.waits, (unsigned long long)kp.spin.slept,
 		       (unsigned long long)kp.spin.limit_ns / 1000,
-		       (unsigned long long)kp.spin.grew, (unsigned long long)kp.spin.shrank);
+		       (unsigned long long)kp.spin.grew, (unsigned long long)kp.spin.shrank,
+		       (unsigned long long)kp.spin.crowded_times, kp.spin.crowded ? ", now" : "");
 		kp_progress_hook(false);
 		kp_log(1, "rendezvous sends through channels: %llu", (unsigned long long)kp_rts_sent());
 		if (kp.coll) {
@@ -597,6 +625,7 @@ void kp_shutdown(void)
 			       (unsigned long long)posted, (unsigned long long)deferred);
 		}
 		kp_rts_fini();
+		kp_run_delay_close();
 		kp_fast_fini();
 		kp.active = false;
 		teardown();

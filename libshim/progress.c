@@ -9,6 +9,7 @@
 #define _GNU_SOURCE	/* sched_getcpu() */
 #include <dlfcn.h>
 #include <sched.h>
+#include "cpus.h"
 #include "shim.h"
 #include "coll.h"
 
@@ -183,6 +184,8 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 		return;
 	now = kp_clock_ns();
 	advertise_waiter();
+	if (kp.spin.watch_next && now >= kp.spin.watch_next)
+		kp_spin_watch(&kp.spin, now, kp_run_delay_ns());
 	if (!w->t0) {
 		w->t0 = w->last = now;
 		w->seen = kp.activity;
@@ -198,7 +201,10 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 	if (now - w->last < kp.spin.limit_ns) {
 		static uint64_t last_yield;
 
-		if (w->kernel_work && now - last_yield > 8000) {
+		if (kp.spin.yield) {
+			/* a rank runnable on this CPU (our partner?) goes first */
+			sched_yield();
+		} else if (w->kernel_work && now - last_yield > 8000) {
 			sched_yield();
 			last_yield = now;
 		}

@@ -21,9 +21,9 @@ void kp_spin_init(struct kp_spin *s, long fixed_us, long min_us, long max_us, lo
 		start_us = min_us;
 	if (start_us > max_us)
 		start_us = max_us;
-	s->min_ns = (uint64_t)min_us * 1000;
-	s->max_ns = (uint64_t)max_us * 1000;
-	s->limit_ns = (uint64_t)start_us * 1000;
+	s->min_ns = s->amin_ns = (uint64_t)min_us * 1000;
+	s->max_ns = s->amax_ns = (uint64_t)max_us * 1000;
+	s->limit_ns = s->astart_ns = (uint64_t)start_us * 1000;
 }
 
 void kp_spin_dedicate(struct kp_spin *s, long dedicated_us)
@@ -31,7 +31,62 @@ void kp_spin_dedicate(struct kp_spin *s, long dedicated_us)
 	if (s->fixed || dedicated_us < 0)
 		return;
 	s->fixed = s->dedicated = true;
-	s->limit_ns = s->min_ns = s->max_ns = (uint64_t)dedicated_us * 1000;
+	s->limit_ns = s->min_ns = s->max_ns = s->dedicated_ns = (uint64_t)dedicated_us * 1000;
+}
+
+/* Wait as on an oversubscribed node: yielding, the oversubscribed limit. */
+static void share(struct kp_spin *s)
+{
+	s->yield = true;
+	if (s->oversub_us >= 0) {
+		s->fixed = true;
+		s->limit_ns = s->min_ns = s->max_ns = (uint64_t)s->oversub_us * 1000;
+	} else {
+		s->fixed = false;
+		s->min_ns = s->amin_ns;
+		s->max_ns = s->amax_ns;
+		s->limit_ns = s->astart_ns;
+	}
+}
+
+void kp_spin_oversub(struct kp_spin *s, long oversub_us)
+{
+	if (s->fixed)
+		return;		/* KPROG_SPIN_US */
+	s->oversub = true;
+	s->oversub_us = oversub_us;
+	share(s);
+}
+
+void kp_spin_watch_start(struct kp_spin *s, long oversub_us, uint64_t now, uint64_t delay)
+{
+	if (!s->dedicated || delay == UINT64_MAX)
+		return;
+	s->oversub_us = oversub_us;
+	s->watch_t = now;
+	s->watch_delay = delay;
+	s->watch_next = now + KP_SPIN_WATCH_NS;
+}
+
+void kp_spin_watch(struct kp_spin *s, uint64_t now, uint64_t delay)
+{
+	uint64_t dt = now - s->watch_t, dd;
+
+	s->watch_next = now + KP_SPIN_WATCH_NS;
+	if (delay == UINT64_MAX || delay < s->watch_delay || now <= s->watch_t)
+		return;
+	dd = delay - s->watch_delay;
+	s->watch_t = now;
+	s->watch_delay = delay;
+	if (!s->crowded && dd * 100 > dt * KP_SPIN_CROWDED_PCT) {
+		s->crowded = true;
+		s->crowded_times++;
+		share(s);
+	} else if (s->crowded && dd * 100 < dt * KP_SPIN_CLEAR_PCT) {
+		s->crowded = s->yield = false;
+		s->fixed = true;
+		s->limit_ns = s->min_ns = s->max_ns = s->dedicated_ns;
+	}
 }
 
 static void set_limit(struct kp_spin *s, uint64_t v)

@@ -22,6 +22,27 @@
  * rendezvous late: receiver-side overlap lost). There the limit is fixed
  * at a few milliseconds, like Open MPI's busy polling but bounded: a wait
  * longer than that sleeps, and its wake-up is then a small part of it.
+ *
+ * When the node's ranks outnumber the CPUs they may use (kp_spin_oversub(),
+ * decided at MPI_Init: affinity masks, cgroup quota), the partner a rank
+ * waits for is often runnable on the waiter's own CPU, and every
+ * microsecond of spinning delays the very message it waits for. Adapting
+ * from the waits' lengths then goes the wrong way: a wait that ended soon
+ * after a sleep ended because the sleep gave the partner the CPU, and the
+ * adaptive limit grew to its maximum (1 ms) on that evidence (issue 31:
+ * npscale's pairs 20x slower than plain Open MPI's, LAMMPS 1.3x). There the
+ * limit is fixed and short (a partner running on another CPU answers
+ * within it), the spinner yields at every clock read, as Open MPI's ranks
+ * do when oversubscribed (mpi_yield_when_idle), and then sleeps in the
+ * kernel, where the sender's kick wakes it.
+ *
+ * A node whose ranks have a CPU each may still be shared with another job.
+ * The dedicated case therefore watches its run delay (the time it was
+ * runnable but waited for a CPU, cpus.c) now and then while it waits
+ * (kp_spin_watch()): above KP_SPIN_CROWDED_PCT of the time since the last
+ * look it waits as if oversubscribed, below KP_SPIN_CLEAR_PCT as dedicated
+ * again. The load average would say the same only for the past minute and
+ * counts this job's own ranks; the run delay is this rank's own evidence.
  * No MPI in here.
  */
 #ifndef KPROG_SHIM_SPIN_H
@@ -47,13 +68,26 @@
 #define KP_SPIN_CLOCK_POLLS 256
 _Static_assert((KP_SPIN_CLOCK_POLLS & (KP_SPIN_CLOCK_POLLS - 1)) == 0, "a power of two");
 
+/* The run-delay watch: a look every 20 ms of waiting at most; the thresholds */
+#define KP_SPIN_WATCH_NS	20000000ull
+#define KP_SPIN_CROWDED_PCT	10
+#define KP_SPIN_CLEAR_PCT	2
+
 struct kp_spin {
 	uint64_t limit_ns;	/* spin this long, then sleep */
 	uint64_t min_ns, max_ns;
-	bool fixed;		/* KPROG_SPIN_US given, or a dedicated CPU: no adaptation */
+	bool fixed;		/* KPROG_SPIN_US given, a dedicated CPU or oversubscribed: no adaptation */
 	bool dedicated;		/* every rank of the node has its own CPU */
+	bool oversub;		/* the node's ranks outnumber their CPUs */
+	bool crowded;		/* dedicated, but other tasks take our CPUs now (run delay) */
+	bool yield;		/* oversub or crowded: sched_yield() while spinning */
+	uint64_t amin_ns, amax_ns, astart_ns;	/* the adaptive bounds and start */
+	uint64_t dedicated_ns;	/* the dedicated limit */
+	long oversub_us;	/* the oversubscribed limit; < 0: adaptive */
+	uint64_t watch_next;	/* next look at the run delay (kp_clock_ns); 0: no watch */
+	uint64_t watch_t, watch_delay;	/* the last look: when, and the run delay then */
 	/* statistics, for KPROG_VERBOSE */
-	uint64_t waits, slept, grew, shrank;
+	uint64_t waits, slept, grew, shrank, crowded_times;
 };
 
 /*
@@ -66,6 +100,18 @@ void kp_spin_init(struct kp_spin *s, long fixed_us, long min_us, long max_us, lo
  * sleeping, with no adaptation (unless KPROG_SPIN_US fixed the spin).
  */
 void kp_spin_dedicate(struct kp_spin *s, long dedicated_us);
+/*
+ * The node's ranks outnumber their CPUs: spin oversub_us (< 0: the
+ * adaptive limit), yielding, then sleep (unless KPROG_SPIN_US fixed it).
+ */
+void kp_spin_oversub(struct kp_spin *s, long oversub_us);
+/*
+ * A dedicated spin that watches the run delay (now: kp_clock_ns(), delay:
+ * the thread's run delay so far); crowded, it spins as kp_spin_oversub().
+ */
+void kp_spin_watch_start(struct kp_spin *s, long oversub_us, uint64_t now, uint64_t delay);
+/* One look at the run delay (the caller checks now >= s->watch_next first). */
+void kp_spin_watch(struct kp_spin *s, uint64_t now, uint64_t delay);
 /* One wait ended after wait_ns; slept: it had to sleep in the kernel. */
 void kp_spin_record(struct kp_spin *s, uint64_t wait_ns, bool slept);
 

@@ -8,12 +8,15 @@
  * (clock.c, clock.h). Last line "N passed, N failed".
  */
 #include <stdbool.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "chan.h"
 #include "spin.h"
+#include "cpus.h"
 #include "clock.h"
 #include "expect.h"
 
@@ -320,6 +323,97 @@ static void test_spin(void)
 	kp_spin_init(&s, -1, 10, 5, 50);
 	EXPECT(s.min_ns == 10000 && s.max_ns == 10000 && s.limit_ns == 10000,
 	       "max below min and start outside are clamped");
+
+	/* oversubscribed: short and yielding */
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_oversub(&s, 5);
+	EXPECT(s.oversub && s.yield && s.fixed && s.limit_ns == 5000,
+	       "oversubscribed: a fixed 5 us spin that yields");
+	kp_spin_record(&s, 300000, true);
+	EXPECT(s.limit_ns == 5000, "a short slept wait does not grow it (the sleep let the partner run)");
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_oversub(&s, -1);
+	EXPECT(s.oversub && s.yield && !s.fixed && s.limit_ns == 50000,
+	       "KPROG_SPIN_OVERSUB_US=-1: adaptive, still yielding");
+	kp_spin_init(&s, 20, 1, 1000, 50);
+	kp_spin_oversub(&s, 5);
+	EXPECT(!s.oversub && !s.yield && s.limit_ns == 20000, "KPROG_SPIN_US wins over oversubscription");
+
+	/* a dedicated node that another job crowds, and that clears again */
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_dedicate(&s, 5000);
+	kp_spin_watch_start(&s, 5, 1000000000ull, 7000);
+	EXPECT(s.watch_next == 1000000000ull + KP_SPIN_WATCH_NS, "the first look is one interval on");
+	kp_spin_watch(&s, 1100000000ull, 7000 + 1000000);	/* 1% of 100 ms */
+	EXPECT(!s.crowded && !s.yield && s.limit_ns == 5000000, "1%% run delay: still dedicated");
+	kp_spin_watch(&s, 1200000000ull, 7000 + 1000000 + 30000000);	/* 30% */
+	EXPECT(s.crowded && s.yield && s.limit_ns == 5000 && s.crowded_times == 1,
+	       "30%% run delay: crowded, the oversubscribed spin");
+	kp_spin_watch(&s, 1300000000ull, 7000 + 31000000 + 5000000);	/* 5% */
+	EXPECT(s.crowded, "5%% keeps it crowded (hysteresis)");
+	kp_spin_watch(&s, 1400000000ull, 7000 + 36000000 + 1000000);	/* 1% */
+	EXPECT(!s.crowded && !s.yield && s.fixed && s.limit_ns == 5000000,
+	       "below 2%%: dedicated again");
+	kp_spin_watch(&s, 1500000000ull, UINT64_MAX);
+	EXPECT(!s.crowded && s.watch_next == 1500000000ull + KP_SPIN_WATCH_NS,
+	       "an unknown run delay changes nothing");
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_dedicate(&s, 5000);
+	kp_spin_watch_start(&s, -1, 1000000000ull, 0);
+	kp_spin_watch(&s, 1100000000ull, 50000000);
+	EXPECT(s.crowded && !s.fixed && s.limit_ns == 50000 && s.max_ns == 1000000,
+	       "crowded with an adaptive oversubscribed spin: the adaptive bounds");
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_watch_start(&s, 5, 1000000000ull, 0);
+	EXPECT(!s.watch_next, "no watch without a dedicated spin");
+}
+
+static void put_file(const char *dir, const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* cgroup v2 quota: the smallest cpu.max over the cgroup and its ancestors */
+static void test_cgroup(void)
+{
+	char dir[] = "/tmp/kprog-test-cgroup-XXXXXX", p[512], cg[600];
+
+	if (!mkdtemp(dir)) {
+		EXPECT(0, "mkdtemp");
+		return;
+	}
+	snprintf(p, sizeof(p), "%s/a", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/a/b", dir);
+	mkdir(p, 0700);
+	put_file(dir, "cg", "1:cpu:/\n0::/a/b\n");
+	put_file(dir, "a/b/cpu.max", "max 100000\n");
+	put_file(dir, "a/cpu.max", "250000 100000\n");
+	snprintf(cg, sizeof(cg), "%s/cg", dir);
+	EXPECT(kp_cgroup_cpus_at(cg, dir) == 3, "2.5 CPUs of quota in the parent: 3 (%d)",
+	       kp_cgroup_cpus_at(cg, dir));
+	put_file(dir, "a/b/cpu.max", "50000 100000\n");
+	EXPECT(kp_cgroup_cpus_at(cg, dir) == 1, "the smaller quota of the two: 1");
+	put_file(dir, "a/b/cpu.max", "max 100000\n");
+	put_file(dir, "a/cpu.max", "max 100000\n");
+	EXPECT(kp_cgroup_cpus_at(cg, dir) == 0, "no quota anywhere: 0");
+	put_file(dir, "cg", "1:cpu:/\n");
+	EXPECT(kp_cgroup_cpus_at(cg, dir) == 0, "no cgroup v2: 0");
+	snprintf(p, sizeof(p), "%s/nothing", dir);
+	EXPECT(kp_cgroup_cpus_at(p, dir) == 0, "no /proc/self/cgroup: 0");
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	EXPECT(system(p) == 0, "clean up");
+	EXPECT(kp_run_delay_open() == (access("/proc/thread-self/schedstat", R_OK) == 0),
+	       "the run delay is known where schedstat is");
+	kp_run_delay_close();
 }
 
 static const char *clocksource_file(const char *name)
@@ -417,6 +511,7 @@ int main(void)
 	test_release_taken();
 	test_copy();
 	test_spin();
+	test_cgroup();
 	test_clock();
 	return EXPECT_SUMMARY();
 }

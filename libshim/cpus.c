@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What CPU this process may have: the CPU time its cgroup's quota allows
+ * (cgroup v2 cpu.max), and how long it has waited for a CPU while runnable
+ * (the scheduler's run delay, /proc/thread-self/schedstat). The spin policy
+ * (spin.h) decides with them whether a waiting rank may keep its CPU.
+ * No MPI in here.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cpus.h"
+
+/*
+ * The CPUs' worth of time the cgroup of this process may use: cpu.max of
+ * its own cgroup and of every ancestor ("max" or "QUOTA PERIOD"), the
+ * smallest quota over period, rounded up. 0: no quota (or no cgroup v2).
+ * @self_cgroup: /proc/self/cgroup, @root: the v2 hierarchy's mount point
+ * (parameters for the unit test).
+ */
+int kp_cgroup_cpus_at(const char *self_cgroup, const char *root)
+{
+	char line[4096], path[8192], *rel, *slash;
+	long quota, period;
+	int best = 0, n;
+	FILE *f;
+
+	f = fopen(self_cgroup, "re");
+	if (!f)
+		return 0;
+	rel = NULL;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {	/* the v2 hierarchy */
+			rel = line + 3;
+			rel[strcspn(rel, "\n")] = 0;
+			break;
+		}
+	fclose(f);
+	if (!rel)
+		return 0;
+	for (;;) {
+		snprintf(path, sizeof(path), "%s%s/cpu.max", root, strcmp(rel, "/") ? rel : "");
+		f = fopen(path, "re");
+		if (f) {
+			if (fscanf(f, "%ld %ld", &quota, &period) == 2 && quota > 0 && period > 0) {
+				n = (int)((quota + period - 1) / period);
+				if (!best || n < best)
+					best = n;
+			}
+			fclose(f);
+		}
+		slash = strrchr(rel, '/');
+		if (!slash || slash == rel)
+			break;	/* the root has no cpu.max */
+		*slash = 0;
+	}
+	return best;
+}
+
+int kp_cgroup_cpus(void)
+{
+	return kp_cgroup_cpus_at("/proc/self/cgroup", "/sys/fs/cgroup");
+}
+
+static int schedstat_fd = -1;
+
+bool kp_run_delay_open(void)
+{
+	if (schedstat_fd < 0)
+		schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	return schedstat_fd >= 0 && kp_run_delay_ns() != UINT64_MAX;
+}
+
+/*
+ * Nanoseconds this thread has spent runnable but not running (the second
+ * field: "time spent waiting on a runqueue"); UINT64_MAX if unknown.
+ */
+uint64_t kp_run_delay_ns(void)
+{
+	char buf[96];
+	unsigned long long run, delay;
+	ssize_t n;
+
+	if (schedstat_fd < 0)
+		return UINT64_MAX;
+	n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = 0;
+	if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
+		return UINT64_MAX;
+	return delay;
+}
+
+void kp_run_delay_close(void)
+{
+	if (schedstat_fd >= 0)
+		close(schedstat_fd);
+	schedstat_fd = -1;
+}
