@@ -172,11 +172,12 @@ static void kprog_sched_untrack(struct kprog_sched *s, u32 i,
  * @op: the step's operation (@op->sched set), off its owner's list
  * @cqe: its completion, which does not go to the ring
  *
- * Called by kprog_op_complete() in any context, with the owner list's
- * reference, which passes here. A receive that got fewer bytes than its
- * step names failed (-EMSGSIZE), as one that got more.
+ * Called by kprog_op_complete(), as @op->divert, in any context, with
+ * the owner list's reference, which passes here. A receive that got
+ * fewer bytes than its step names failed (-EMSGSIZE), as one that got
+ * more.
  */
-void kprog_coll_op_done(struct kprog_op *op, const struct kprog_cqe *cqe)
+static void kprog_coll_op_done(struct kprog_op *op, const struct kprog_cqe *cqe)
 {
 	struct kprog_sched *s = op->sched;
 	int err = cqe->error;
@@ -247,6 +248,7 @@ static int kprog_sched_send_rndv(struct kprog_sched *s, u32 i,
 	kprog_op_charge_budget(sop, KPROG_BUDGET_RNDV, true);
 	sop->sched = s;
 	sop->sched_step = i;
+	sop->divert = kprog_coll_op_done;
 	if (peer->kind == KPROG_PEER_LOCAL) {
 		kprog_ep_get(peer->ep);
 		sop->dst = peer->ep;
@@ -336,6 +338,7 @@ static int kprog_sched_recv(struct kprog_sched *s, u32 i)
 	kprog_op_charge_budget(rop, KPROG_BUDGET_OPS, true);
 	rop->sched = s;
 	rop->sched_step = i;
+	rop->divert = kprog_coll_op_done;
 	kprog_sched_track(s, i, rop);
 	err = kprog_match_recv(ep, rop, &msg, false);
 	if (!err && !msg)

@@ -21,7 +21,6 @@ extern unsigned int kprog_max_coll_steps;
 extern unsigned int kprog_max_colls;
 
 int kprog_coll_post(struct kprog_ep *ep, struct kprog_coll *uc);
-void kprog_coll_op_done(struct kprog_op *op, const struct kprog_cqe *cqe);
 void kprog_coll_close(struct kprog_ep *ep);
 int kprog_coll_init(void);
 void kprog_coll_exit(void);

@@ -11,7 +11,6 @@
 #include "job.h"
 #include "op.h"
 #include "stats.h"
-#include "coll.h"
 #include "kprog_trace.h"
 
 /**
@@ -57,12 +56,12 @@ void kprog_op_complete(struct kprog_op *op, const struct kprog_cqe *cqe)
 		return;
 	}
 	list_del_init(&op->onode);
-	if (op->sched) {
+	if (op->divert) {
 		/* A step of a collective: its schedule decides what follows. */
 		op->olist = KPROG_OL_NONE;
 		kprog_op_release_slot(ep, op);
 		spin_unlock_irqrestore(&ep->olock, flags);
-		kprog_coll_op_done(op, cqe);
+		op->divert(op, cqe);
 		return;
 	}
 	if (ep->closed) {

@@ -105,9 +105,11 @@ enum kprog_op_olist {
  * @cqe: the completion while on owner->overflow
  * @times: when it and its peer were posted and matched, for the ring of
  *	an owner joined with KPROG_JOIN_TIMES (see struct kprog_cqe_times)
- * @sched: a step of this collective schedule (coll.c): its completion
- *	goes to the schedule, not to the ring; NULL for others
+ * @sched: a step of this collective schedule (coll.c); NULL for others
  * @sched_step: its index in @sched
+ * @divert: set with @sched: kprog_op_complete() hands the completion to
+ *	it instead of the ring (a pointer, so that cq.c needs nothing of
+ *	coll.c: no two files of the core call each other)
  */
 struct kprog_op {
 	refcount_t ref;
@@ -134,6 +136,7 @@ struct kprog_op {
 	struct kprog_cqe_times times;
 	struct kprog_sched *sched;
 	u32 sched_step;
+	void (*divert)(struct kprog_op *op, const struct kprog_cqe *cqe);
 };
 
 struct kprog_op *kprog_op_new(struct kprog_ep *ep,
