@@ -46,9 +46,9 @@ UDEVRULESDIR ?= /etc/udev/rules.d
 DKMSDIR ?= /usr/src/kprog-$(VERSION)
 # What the modules' build needs, as dkms builds kprog.ko and kprog_ib.ko from
 # $(DKMSDIR) (dkms.conf); not the benchmark module kprog_bench.ko
-# (kmod/bench*), which production nodes lack.
-DKMS_FILES := dkms.conf Kbuild kmod/Kbuild \
-	      $(filter-out %.mod.c kmod/bench%,$(wildcard kmod/*.[ch])) \
+# (kmod/bench/), which production nodes lack.
+DKMS_FILES := dkms.conf Kbuild kmod/Kbuild kmod/core/Kbuild kmod/ib/Kbuild \
+	      $(filter-out %.mod.c,$(wildcard kmod/core/*.[ch] kmod/ib/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
 .PHONY: all module user $(USER_DIRS) install install-dkms uninstall deb print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode overlap-twonode demo microbench latency apps checkpatch kcore clean
@@ -170,7 +170,7 @@ apps: setup
 	$(MAKE) all
 	scripts/apps
 
-# Unit tests of kmod/*.c compiled in user space against the kernel headers,
+# Unit tests of kmod/core/*.c (and ib/ib_plan.c) compiled in user space against the kernel headers,
 # with mocks, ASan/UBSan and gcov (tests/kcore/README); no VM, seconds.
 kcore:
 	$(MAKE) -C tests/kcore test coverage

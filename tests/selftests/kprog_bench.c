@@ -9,7 +9,7 @@
  * busy while a file is open or a thread waits, unloaded while the source
  * runs, loaded again.
  *
- * The program loads kmod/kprog_bench.ko itself when it is not loaded (and
+ * The program loads kmod/bench/kprog_bench.ko itself when it is not loaded (and
  * removes it at the end in that case), so that nothing else in the VM
  * runs with it: kprog.ko has no interrupt source, and kprog_bench.ko needs
  * nothing from kprog.ko. Runs as root in the VM; the counters are
@@ -80,7 +80,7 @@ static long long kb_param(const char *name)
 	return kp_sysfs_param(KB_PARAMS, name);
 }
 
-/* kmod/kprog_bench.ko next to this checkout's tests/selftests/. */
+/* kmod/bench/kprog_bench.ko next to this checkout's tests/selftests/. */
 static char saved_params[512];
 static int loaded_here;		/* this program loaded the module */
 
@@ -111,7 +111,7 @@ static void __attribute__((constructor)) load_for_the_tests(void)
 	if (!bench_loaded()) {
 		err = load_bench("");
 		if (err)
-			fprintf(stderr, "# kprog_bench: loading kmod/kprog_bench.ko: %s\n",
+			fprintf(stderr, "# kprog_bench: loading kmod/bench/kprog_bench.ko: %s\n",
 				strerror(err));
 		else
 			loaded_here = 1;
@@ -1050,7 +1050,7 @@ static void put_back(struct __test_metadata *_metadata)
 	int err = load_bench(saved_params);
 
 	if (err)
-		TH_LOG("could not load kmod/kprog_bench.ko again: %s",
+		TH_LOG("could not load kmod/bench/kprog_bench.ko again: %s",
 		       strerror(err));
 }
 
@@ -1137,7 +1137,7 @@ TEST_F(life, unload_while_irq_source_runs_then_reload)
 	int err, ko = kp_ko_open("kprog_bench");
 
 	ASSERT_TRUE(bench_loaded());
-	ASSERT_LE(0, ko) TH_LOG("kmod/kprog_bench.ko not found: not unloading");
+	ASSERT_LE(0, ko) TH_LOG("kmod/bench/kprog_bench.ko not found: not unloading");
 	close(ko);
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		r.mode = modes[i];

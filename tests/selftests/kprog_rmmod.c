@@ -4,7 +4,7 @@
  * or joined and mapped; it can be removed, and loaded again, right after a
  * close with a transfer in flight. Run last. The module is never removed
  * on purpose while held; if the removal succeeds anyway (a bug), it is
- * loaded again from kmod/kprog.ko. (The interrupt source's module,
+ * loaded again from kmod/core/kprog.ko. (The interrupt source's module,
  * kprog_bench.ko, has its own such tests in kprog_bench.c.)
  */
 #include "kprog_test.h"
@@ -60,7 +60,7 @@ static void reload(struct __test_metadata *_metadata)
 	int err = load_again();
 
 	if (err)
-		TH_LOG("could not load kmod/kprog.ko again: %s", strerror(err));
+		TH_LOG("could not load kmod/core/kprog.ko again: %s", strerror(err));
 }
 
 static void __attribute__((constructor)) remember_params(void)
@@ -170,7 +170,7 @@ TEST(unload_after_close_in_flight_then_reload)
 	int err, fd, ko = kp_ko_open("kprog");
 
 	ASSERT_TRUE(module_loaded());
-	ASSERT_LE(0, ko) TH_LOG("kmod/kprog.ko not found: not unloading");
+	ASSERT_LE(0, ko) TH_LOG("kmod/core/kprog.ko not found: not unloading");
 	close(ko);
 	pid = fork();
 	ASSERT_LE(0, pid);

@@ -127,7 +127,8 @@ static inline long long kp_now_ms(void)
 
 /*
  * Modules the tests unload and load again (kprog_rmmod, kprog_bench,
- * kprog_ib): kmod/<name>.ko of the tree the test binary was built in.
+ * kprog_ib): kmod/core/kprog.ko or kmod/<x>/kprog_<x>.ko of the tree the
+ * test binary was built in.
  */
 static inline int kp_ko_open(const char *name)
 {
@@ -137,7 +138,9 @@ static inline int kp_ko_open(const char *name)
 	if (n <= 0)
 		return -1;
 	exe[n] = 0;
-	snprintf(path, sizeof(path), "%s/../../kmod/%s.ko", dirname(exe), name);
+	/* kprog.ko is in kmod/core/, kprog_<x>.ko in kmod/<x>/ */
+	snprintf(path, sizeof(path), "%s/../../kmod/%s/%s.ko", dirname(exe),
+		 strncmp(name, "kprog_", 6) ? "core" : name + 6, name);
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
