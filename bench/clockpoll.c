@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * clockpoll: what reading the clock costs a spinning receiver and its
- * sender (libshim/spin.h, KP_SPIN_CLOCK_POLLS).
+ * sender (libshim/core/spin.h, KP_SPIN_CLOCK_POLLS).
  *
  * Two threads on two CPUs hand a flag back and forth, the shape of a
  * fast-path ping-pong: the waiter reads the TSC when it starts and ends

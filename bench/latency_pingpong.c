@@ -16,7 +16,7 @@
 
 /*
  * --waitprof-ab: the shim's switch of its wait-state profiler, for this
- * benchmark only (libshim/waitprof.c); NULL when the shim is not loaded.
+ * benchmark only (libshim/waitprof/waitprof.c); NULL when the shim is not loaded.
  */
 static int (*wp_set)(int on);
 /*

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * tests/expect.h: the one assertion macro of the native unit tests
- * (libshim/test_dtype.c, bench/test_*.c). Each EXPECT counts a pass or
+ * (libshim/core/test_dtype.c, bench/test_*.c). Each EXPECT counts a pass or
  * prints the failed condition with a message and counts a failure; a
  * test program ends with EXPECT_SUMMARY(), whose line
  * "N passed, N failed" is what scripts/check counts.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Rendezvous sends with no system call (KPROG_FEAT_GRANTS; the protocol
- * is in include/uapi/linux/kprog.h, the kernel's side in kmod/grant.c).
+ * is in include/uapi/linux/kprog.h, the kernel's side in kmod/core/grant.c).
  *
  * A send above the fast path's limit used to be a KPROG_IOC_SEND: about
  * 5 us of kernel work in the emulated test VM, where Open MPI writes a

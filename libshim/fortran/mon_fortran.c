@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <mpi.h>
-#include "../include/MPI_Monitoring.h"
+#include "MPI_Monitoring.h"
 
 /* Everything below is Fortran's interface: exported (the shim hides the rest). */
 #pragma GCC visibility push(default)

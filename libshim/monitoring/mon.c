@@ -27,7 +27,7 @@
 #include <string.h>
 #include "shim.h"
 #include "mon.h"
-#include "../include/MPI_Monitoring.h"
+#include "MPI_Monitoring.h"
 
 static bool inited;
 static struct kp_msess sess[MPI_M_MAX_SESSIONS];

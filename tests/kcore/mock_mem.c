@@ -212,7 +212,7 @@ void *vmalloc_user(unsigned long size)
 }
 
 /*
- * kmod/vmem.c in the kernel: __vmalloc(GFP_KERNEL_ACCOUNT | __GFP_ZERO)
+ * kmod/core/vmem.c in the kernel: __vmalloc(GFP_KERNEL_ACCOUNT | __GFP_ZERO)
  * mapped page by page; here a block that kprog_vmem_mmap() (mock_mm.c)
  * accepts, as the kernel accepts only what kprog_vmem_alloc() made.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/chan.c: the fast-path channels shared with user space. The test
+ * kmod/core/chan.c: the fast-path channels shared with user space. The test
  * plays both processes: it writes records as the sending process does
  * (kt_chan_put), takes them as the receiving one does, and writes garbage
  * into the shared memory where a broken or hostile process could. Every

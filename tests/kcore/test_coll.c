@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Collective schedules (kmod/coll.c, coll_local.c, coll_reduce.c): checks,
+ * Collective schedules (kmod/core/coll.c, coll_local.c, coll_reduce.c): checks,
  * rounds started from the completion path, failures that end a schedule,
  * departures, allocation failures, REDUCE on pinned pages and its bounce
  * fallback, and every reduction against a plain C reference. Through the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/grant.c: rendezvous sends posted through a channel record and a
+ * kmod/core/grant.c: rendezvous sends posted through a channel record and a
  * grant slot. The test plays both processes: rank 0 fills its grant
  * table (mapped as its process maps it) and writes the record, rank 1
  * receives; and both write what a broken or hostile process could.
@@ -250,7 +250,7 @@ TEST(grant__sender_draining_its_own_channel_hands_the_record_to_a_posted_receive
 
 static struct gjob j_leave;
 
-/* The sender's process fails it (libshim/rts.c): the kernel closes the channel. */
+/* The sender's process fails it (libshim/core/rts.c): the kernel closes the channel. */
 TEST(grant__receiver_leaving_closes_the_channel_and_leaves_the_slot_to_its_owner)
 {
 	struct kprog_chan_drain d = { .peer = 1, .flags = KPROG_DRAIN_TO };

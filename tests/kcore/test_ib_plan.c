@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/ib_plan.c, the pure arithmetic of the ibverbs transport: the rule
+ * kmod/ib/ib_plan.c, the pure arithmetic of the ibverbs transport: the rule
  * both ends of a pair of nodes apply to one exchange of KPROG_IOC_NET_CONN
  * reports (played out over several exchanges here, as the shim repeats
  * them), and the credits of a connection.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/job.c: the job registry, JOIN and its errnos, who may join, rank
+ * kmod/core/job.c: the job registry, JOIN and its errnos, who may join, rank
  * slots and the departure of endpoints.
  */
 #include <linux/mm.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/main.c: module load and unload, parameter checks, the device's
+ * kmod/core/main.c: module load and unload, parameter checks, the device's
  * file operations and the copying of ioctl arguments.
  */
 #include <linux/poll.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/match.c, post.c, eager.c, rndv.c between endpoints of one node:
+ * kmod/core/match.c, post.c, eager.c, rndv.c between endpoints of one node:
  * the one arrival path, eager and rendezvous sends, the unexpected queue,
  * wildcards, order, probe and mprobe, cancel, truncation, the departure
  * of endpoints, and what the ring publishes per source (held, unexp,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Monitoring support of kmod/ring.c, post.c, match.c and cq.c: the
+ * Monitoring support of kmod/core/ring.c, post.c, match.c and cq.c: the
  * per-destination send counts every ring carries, and the completion
  * times of an endpoint joined with KPROG_JOIN_TIMES (Late Sender and Late
  * Receiver as seed 003 defines them). Through the ioctls (utils.c) with

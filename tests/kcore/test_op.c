@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/op.c, msg.c, ep.c: endpoints, messages and the life of
+ * kmod/core/op.c, msg.c, ep.c: endpoints, messages and the life of
  * operations: creation from a post (buffer and iovec import, their
  * errors), max_ops and max_iov_total charges, the owner's list,
  * references, deferred frees and the leak reports at unload.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/ring.c and kmod/cq.c: the completion ring shared with user space,
+ * kmod/core/ring.c and kmod/core/cq.c: the completion ring shared with user space,
  * its per-source area, the overflow list, flushing, KPROG_IOC_WAIT (with
  * events), poll and mmap. User space is played by the test: it reads and
  * writes the ring through its mapping.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/xport_shm.c: the shared-memory transport. Its pages are the
+ * kmod/core/xport_shm.c: the shared-memory transport. Its pages are the
  * test's own buffers (pinned through the mock, mapped back by
  * kmap_local_page()), so every copy moves real bytes; the worker runs
  * when the test runs the work queue.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/umem.c: iovec import, copies into and out of the current process,
+ * kmod/core/umem.c: iovec import, copies into and out of the current process,
  * and the chunked copy into (or between) other processes' pages, with
  * lengths and cursors of messages above 4 GiB. The huge buffers are
  * mappings that take memory only where written (mock_huge_map()); their

@@ -7,7 +7,7 @@
  * posts each receive first (matched in user space) and polls it with
  * MPI_Test. Run with 2 ranks: fastpath_stress [seconds, default 120].
  *
- * It reproduced a hang, fixed since: libshim/fast.c poll_peer() read the
+ * It reproduced a hang, fixed since: libshim/core/fast.c poll_peer() read the
  * channel's prod, then cons, and walked records "for (pos = cons; pos !=
  * prod; ...)"; when the sender published more records and its kernel send
  * drained them between the two loads, cons was already past the prod it

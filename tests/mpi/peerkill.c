@@ -10,7 +10,7 @@
  *     -m send  the survivor sends, the victim receives
  *     -m unposted  the survivor sends, the victim dies without posting the
  *              receive: under kprog a rendezvous send that waits in the
- *              channel (libshim/rts.c), not in the kernel
+ *              channel (libshim/core/rts.c), not in the kernel
  *     -b       message size (default 256 MiB: the transfer must outlast -d)
  *     -d       the victim dies this long after both have posted (default 200 ms)
  *     -k kill  the victim raises SIGKILL (default); vm: it resets its whole

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Rendezvous sends posted through a channel (libshim/rts.c: a grant slot
+ * Rendezvous sends posted through a channel (libshim/core/rts.c: a grant slot
  * and a record, no system call) mixed with every other path of the same
  * sender. Under kprog a contiguous send above the fast path's limit to a
  * rank with no receive in the kernel goes that way; MPI must hold as for

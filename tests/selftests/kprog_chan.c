@@ -2,7 +2,7 @@
 /*
  * kprog selftests: the fast path's shared-memory channels
  * (include/uapi/linux/kprog.h, "The fast path"). The record protocol is
- * libshim/chan.c's, compiled in (it has no MPI in it).
+ * libshim/core/chan.c's, compiled in (it has no MPI in it).
  *
  *  - KPROG_IOC_CHAN_OPEN and the channel's mmap: errnos, the values it
  *    returns, one region seen from both sides, max_chans;
@@ -1497,7 +1497,7 @@ TEST_F_TIMEOUT(job, order_user_take_vs_kernel_drain, 300)
 
 /*
  * A consumer must read cons before prod: a drain by the sender's kernel
- * send moves cons past a prod read before it. (libshim/fast.c
+ * send moves cons past a prod read before it. (libshim/core/fast.c
  * poll_peer() reads prod first and walks "pos != prod" from cons: in
  * this interleaving it would walk past prod into stale ring contents,
  * see the report of this test series.)
