@@ -187,7 +187,7 @@ checkpatch:
 SOMAJOR := 0
 MAN_PAGES := $(wildcard man/*.[1-8])
 MPI_M_LINKS := $(shell cat man/MPI_Monitoring.links)
-TOOLS := tools/kprog-info bench/kprog-stat bench/kprog-monmap
+TOOLS := tools/kprog-info bench/stat/kprog-stat bench/monitoring/kprog-monmap
 install:
 	$(MAKE) -C libshim libkprog.so mpi_monitoring.mod
 	$(MAKE) -C bench kprog-stat
@@ -205,8 +205,8 @@ install:
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@SOMAJOR@|$(SOMAJOR)|' \
 	    packaging/kprog.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/kprog.pc
 	install -D -m 0755 tools/kprog-info $(DESTDIR)$(BINDIR)/kprog-info
-	install -D -m 0755 bench/kprog-stat $(DESTDIR)$(BINDIR)/kprog-stat
-	sed 's|^KPROG_VERSION=@VERSION@|KPROG_VERSION=$(VERSION)|' bench/kprog-monmap > $(DESTDIR)$(BINDIR)/kprog-monmap
+	install -D -m 0755 bench/stat/kprog-stat $(DESTDIR)$(BINDIR)/kprog-stat
+	sed 's|^KPROG_VERSION=@VERSION@|KPROG_VERSION=$(VERSION)|' bench/monitoring/kprog-monmap > $(DESTDIR)$(BINDIR)/kprog-monmap
 	chmod 0755 $(DESTDIR)$(BINDIR)/kprog-monmap
 	for m in $(MAN_PAGES); do \
 		s=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/$${m#man/} || exit 1; \

@@ -18,7 +18,7 @@
  * the cost of the reordering); across nodes (scripts/vm-run --nodes 2)
  * the heavy pairs become node-local.
  *
- * Usage: mpirun -np N bench/reorder [-n ITERS] [-s BYTES]   (N even)
+ * Usage: mpirun -np N bench/monitoring/reorder [-n ITERS] [-s BYTES]   (N even)
  * Built with -lkprog: the MPI_M_* API is in libkprog.so.
  */
 #include <mpi.h>
@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../include/MPI_Monitoring.h"
+#include "MPI_Monitoring.h"
 
 static int iters = 50;
 static long bytes = 1 << 20;
