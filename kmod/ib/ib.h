@@ -20,6 +20,13 @@
  *   ib_rndv.c   rendezvous: user pages pinned per chunk, fast registration
  *               of the sender's chunks, RDMA READ into the receiver's
  *               pages (rdma_rw), DONE and FIN
+ *   ib_trace.c  the tracepoints of ib_trace.h
+ *
+ * Calls go one way, down: xport_ib.c, ib_recv.c, ib_rndv.c, ib_conn.c,
+ * ib_dev.c, ib_wire.c and ib_plan.c. The connections report what they
+ * receive and lose upwards through &struct kprog_ib_conn_upcalls, and a
+ * device's removal reaches the connections through ib_dev.c's callback;
+ * both are set at load by xport_ib.c (scripts/check-circles keeps it so).
  *
  * Contexts. Completion handlers run in softirq context (IB_POLL_SOFTIRQ).
  * They never sleep: pinning and unpinning user pages, READ set-up
@@ -301,7 +308,27 @@ struct kprog_ib_conn {
 
 extern spinlock_t kprog_ib_conns_lock;
 
-int kprog_ib_conn_init(void);
+/**
+ * struct kprog_ib_conn_upcalls - what the connections report upwards
+ * @recv: a message arrived on @conn (kprog_ib_recv()); returns an endpoint
+ *	reference to drop where it may sleep, or NULL
+ * @transfers_dead: @conn is dead: fail the transfers bound to it
+ *	(kprog_ib_rndv_conn_dead())
+ * @node_lost: the node at the other end of @conn is lost
+ *	(kprog_ib_node_lost())
+ *
+ * Given to kprog_ib_conn_init() by the module's load (xport_ib.c), so
+ * that the connection layer calls nothing of the receive path and the
+ * rendezvous above it.
+ */
+struct kprog_ib_conn_upcalls {
+	struct kprog_ep *(*recv)(struct kprog_ib_conn *conn, const void *buf,
+				 u32 len, bool inv, u32 inv_rkey);
+	void (*transfers_dead)(struct kprog_ib_conn *conn);
+	void (*node_lost)(struct kprog_ib_conn *conn);
+};
+
+int kprog_ib_conn_init(const struct kprog_ib_conn_upcalls *up);
 void kprog_ib_conn_exit(void);
 struct kprog_ib_conn *kprog_ib_conn_get(const struct kprog_node_addr *na,
 					bool create);
@@ -318,10 +345,12 @@ bool kprog_ib_conn_alive(struct kprog_ib_conn *conn);
 void kprog_ib_conn_count(struct ib_wc *wc, u64 start);
 void kprog_ib_conn_show(struct seq_file *m);
 int kprog_ib_net_conn(struct kprog_net_conn *c);
+void kprog_ib_addr_from_node(struct kprog_ib_addr *a,
+			     const struct kprog_node_addr *na);
 
 /* ---- devices (ib_dev.c) ---- */
 
-int kprog_ib_dev_init(void);
+int kprog_ib_dev_init(void (*gone)(struct ib_device *dev));
 void kprog_ib_dev_exit(void);
 int kprog_ib_local_addr(struct kprog_node_addr *addr);
 int kprog_ib_port_get(struct kprog_ib_port *p);
@@ -337,8 +366,6 @@ struct kprog_ep *kprog_ib_recv(struct kprog_ib_conn *conn, const void *buf,
 void kprog_ib_node_lost(struct kprog_ib_conn *conn);
 bool kprog_ib_addr_eq(const struct kprog_ib_addr *a,
 		      const struct kprog_node_addr *na);
-void kprog_ib_addr_from_node(struct kprog_ib_addr *a,
-			     const struct kprog_node_addr *na);
 
 /* ---- rendezvous (ib_rndv.c) ---- */
 
@@ -520,7 +547,6 @@ int kprog_ib_rdv_desc(struct kprog_ib_conn *conn,
 int kprog_ib_pull(struct kprog_xfer *x, bool inline_ok);
 void kprog_ib_fin(struct kprog_msg *msg, u64 bytes, int err);
 void kprog_ib_rndv_conn_dead(struct kprog_ib_conn *conn);
-void kprog_ib_rndv_mr_free(struct kprog_ib_conn *conn);
 void kprog_ib_rndv_post_reads(struct kprog_ib_conn *conn);
 void kprog_ib_rdv_put(struct kprog_ib_rdv *rdv);
 

@@ -104,6 +104,21 @@ static LIST_HEAD(kprog_ib_conns);
 static u32 kprog_ib_nr_conns;
 static struct workqueue_struct *kprog_ib_cm_wq;
 struct workqueue_struct *kprog_ib_wq;
+/* kprog_ib_conn_init()'s: the files above, reached only through these */
+static const struct kprog_ib_conn_upcalls *kprog_ib_up;
+
+/**
+ * kprog_ib_addr_from_node() - a connection address from a node map entry
+ * @a: filled
+ * @na: the node's address
+ */
+void kprog_ib_addr_from_node(struct kprog_ib_addr *a,
+			     const struct kprog_node_addr *na)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = na->family;
+	memcpy(a->addr, na->addr, na->family == AF_INET ? 4 : 16);
+}
 
 static void kprog_ib_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kprog_ib_recv_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -551,9 +566,9 @@ static void kprog_ib_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	ib_dma_sync_single_for_cpu(conn->dev, rx->dma, conn->rx_size,
 				   DMA_FROM_DEVICE);
-	ep = kprog_ib_recv(conn, rx->buf, wc->byte_len,
-			   wc->wc_flags & IB_WC_WITH_INVALIDATE,
-			   wc->ex.invalidate_rkey);
+	ep = kprog_ib_up->recv(conn, rx->buf, wc->byte_len,
+			       wc->wc_flags & IB_WC_WITH_INVALIDATE,
+			       wc->ex.invalidate_rkey);
 	if (ep) {
 		/* The last endpoint reference is dropped where it may sleep. */
 		rx->ep = ep;
@@ -579,7 +594,8 @@ static void kprog_ib_conn_free_res(struct kprog_ib_conn *conn)
 	u32 i;
 
 	if (conn->qp) {
-		kprog_ib_rndv_mr_free(conn);
+		/* every MR is back in the pool: the transfers are gone */
+		ib_mr_pool_destroy(conn->qp, &conn->mrs);
 		ib_destroy_qp(conn->qp);
 		conn->qp = NULL;
 	}
@@ -1264,9 +1280,9 @@ static void kprog_ib_conn_dead_work(struct work_struct *work)
 		if (!out->credit)
 			kprog_ib_out_free(out);
 	}
-	kprog_ib_rndv_conn_dead(conn);
+	kprog_ib_up->transfers_dead(conn);
 	if (conn->notify)
-		kprog_ib_node_lost(conn);
+		kprog_ib_up->node_lost(conn);
 
 	mutex_lock(&conn->qp_mutex);
 	kprog_ib_conn_free_res(conn);
@@ -1334,11 +1350,13 @@ void kprog_ib_conn_show(struct seq_file *m)
 
 /**
  * kprog_ib_conn_init() - the workqueues
+ * @up: what to call with what the connections receive and lose
  *
  * Return: 0 or -ENOMEM.
  */
-int kprog_ib_conn_init(void)
+int kprog_ib_conn_init(const struct kprog_ib_conn_upcalls *up)
 {
+	kprog_ib_up = up;
 	kprog_ib_wq = alloc_workqueue("kprog_ib", WQ_UNBOUND, 0);
 	if (!kprog_ib_wq)
 		return -ENOMEM;

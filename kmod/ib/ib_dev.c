@@ -46,6 +46,8 @@ struct kprog_ib_dev {
 static LIST_HEAD(kprog_ib_devs);
 static DEFINE_MUTEX(kprog_ib_dev_mutex);
 static bool kprog_ib_fixed;
+/* kprog_ib_dev_init()'s @gone: the connections on a device go first */
+static void (*kprog_ib_dev_gone)(struct ib_device *dev);
 static struct kprog_node_addr kprog_ib_fixed_addr;
 
 static int kprog_ib_add_one(struct ib_device *ib);
@@ -100,7 +102,7 @@ static void kprog_ib_remove_one(struct ib_device *ib, void *data)
 	if (list_empty(&kprog_ib_devs))
 		kprog_xport_set_net(NULL);
 	mutex_unlock(&kprog_ib_dev_mutex);
-	kprog_ib_conn_dev_gone(ib);
+	kprog_ib_dev_gone(ib);
 	pr_info("kprog_ib: %s removed\n", dev_name(&ib->dev));
 	kfree(d);
 }
@@ -289,14 +291,18 @@ int kprog_ib_parse_node_addr(const char *s)
 
 /**
  * kprog_ib_dev_init() - track RDMA devices
+ * @gone: called when a device is being removed, in process context,
+ *	before this file lets go of it: everything made on the device must
+ *	be gone when it returns (the connections, kprog_ib_conn_dev_gone())
  *
  * Devices present now are added before this returns (the transport
  * registers with the core if one is usable).
  *
  * Return: 0 or a negative errno.
  */
-int kprog_ib_dev_init(void)
+int kprog_ib_dev_init(void (*gone)(struct ib_device *dev))
 {
+	kprog_ib_dev_gone = gone;
 	return ib_register_client(&kprog_ib_client);
 }
 

@@ -44,19 +44,6 @@
 #include "ib_trace.h"
 
 /**
- * kprog_ib_addr_from_node() - a connection address from a node map entry
- * @a: filled
- * @na: the node's address
- */
-void kprog_ib_addr_from_node(struct kprog_ib_addr *a,
-			     const struct kprog_node_addr *na)
-{
-	memset(a, 0, sizeof(*a));
-	a->family = na->family;
-	memcpy(a->addr, na->addr, na->family == AF_INET ? 4 : 16);
-}
-
-/**
  * kprog_ib_addr_eq() - is a connection's peer the node of a map entry?
  * @a: the connection's peer
  * @na: the node map's entry (the port does not matter: a node's

@@ -1361,15 +1361,6 @@ void kprog_ib_rndv_conn_dead(struct kprog_ib_conn *conn)
 }
 
 /**
- * kprog_ib_rndv_mr_free() - destroy a connection's MR pool
- * @conn: the connection, every MR back in the pool
- */
-void kprog_ib_rndv_mr_free(struct kprog_ib_conn *conn)
-{
-	ib_mr_pool_destroy(conn->qp, &conn->mrs);
-}
-
-/**
  * kprog_ib_rndv_init() - nothing to set up beyond static data
  *
  * Return: 0.

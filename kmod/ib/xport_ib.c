@@ -28,9 +28,6 @@
 #include "transport.h"
 #include "ib.h"
 
-#define CREATE_TRACE_POINTS
-#include "ib_trace.h"
-
 unsigned int kprog_ib_eager_size = 8192;
 module_param_named(eager_size, kprog_ib_eager_size, uint, 0444);
 MODULE_PARM_DESC(eager_size,
@@ -221,6 +218,16 @@ static int kprog_ib_check_params(void)
 	return 0;
 }
 
+/*
+ * The connection layer (ib_conn.c) reports what it receives and loses to
+ * the files above it through these, so that it calls none of them.
+ */
+static const struct kprog_ib_conn_upcalls kprog_ib_conn_upcalls = {
+	.recv = kprog_ib_recv,
+	.transfers_dead = kprog_ib_rndv_conn_dead,
+	.node_lost = kprog_ib_node_lost,
+};
+
 static int __init kprog_ib_init(void)
 {
 	int err;
@@ -231,14 +238,14 @@ static int __init kprog_ib_init(void)
 	err = kprog_ib_rndv_init();
 	if (err)
 		return err;
-	err = kprog_ib_conn_init();
+	err = kprog_ib_conn_init(&kprog_ib_conn_upcalls);
 	if (err)
 		goto err_rndv;
 	kprog_ib_debugfs = debugfs_create_dir("kprog_ib", NULL);
 	debugfs_create_file("state", 0444, kprog_ib_debugfs, NULL,
 			    &kprog_ib_state_fops);
 	/* Registers with the core as soon as a usable device is seen. */
-	err = kprog_ib_dev_init();
+	err = kprog_ib_dev_init(kprog_ib_conn_dev_gone);
 	if (err)
 		goto err_conn;
 	return 0;
