@@ -29,30 +29,7 @@
 #include "env.h"
 #include "coll.h"
 
-struct kp_state kp = { .fd = -1 };
 static struct kprog_info info;
-
-/*
- * One write per line: stderr is unbuffered, and mpirun merges the ranks'
- * output as it comes, so a line written in pieces could be cut by another
- * rank's (the tests look for whole "kprog[R]: joined:" lines).
- */
-void kp_logf(const char *fmt, ...)
-{
-	char line[1024];
-	va_list ap;
-	int n, m;
-
-	n = snprintf(line, sizeof(line), "kprog[%d]: ", kp.world_rank);
-	va_start(ap, fmt);
-	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	n = m < 0 ? n : n + m;
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;	/* cut, but still one line */
-	line[n++] = '\n';
-	fwrite(line, 1, (size_t)n, stderr);
-}
 
 /* Failure steps, reported to world rank 0 through an Allreduce(MAX). */
 enum { ST_OK, ST_OPEN, ST_VERSION_IOCTL, ST_VERSION, ST_JOIN, ST_MMAP, ST_MEM, ST_CONN };
