@@ -60,6 +60,7 @@ static int nactive, rr;			/* rr: round robin for ANY_SOURCE */
 static uint32_t seen_chan_gen, seen_events;
 static struct kp_req *uhead, *utail;	/* user-posted receives, in order */
 static bool fast_on;
+static const struct kp_fast_upcalls *fast_up;	/* kp_fast_init()'s */
 static uint32_t fast_limit;
 static struct kprog_src *src_state;	/* kernel-written, per rank */
 static struct kp_fast_stats fstats;
@@ -84,8 +85,9 @@ uint32_t kp_fast_limit(void)
  * (KPROG_FAST_LIMIT): ranks that disagree stay correct, since a message a
  * receive posted in the kernel wants is drained into the kernel first.
  */
-void kp_fast_init(const struct kprog_info *info, long limit)
+void kp_fast_init(const struct kprog_info *info, long limit, const struct kp_fast_upcalls *up)
 {
+	fast_up = up;
 	fast_on = false;
 	if (!(info->features & KPROG_FEAT_FASTPATH) || !info->fast_limit || !limit ||
 	    !kp.ring->src_offset || kp.ring->nr_src != (uint32_t)kp.world_size)
@@ -310,7 +312,7 @@ KP_HOT int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datat
 		unsigned int n = 0;
 
 		do {
-			kp_progress();
+			fast_up->progress();
 			pl = kp_dir_reserve(&p->tx, (uint32_t)bytes, c->ctx, tag);
 		} while (!pl && ((++n & 15) || kp_clock_ns() - t0 < (uint64_t)kp.full_wait_ns));
 	}
@@ -913,7 +915,7 @@ void kp_fast_poll(void)
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
 	if (ev != seen_events) {
 		seen_events = ev;
-		kp_rts_reap();	/* a departure is an event */
+		fast_up->departed();	/* a departure is an event */
 		/* the kernel holds messages: let it match the user-posted receives */
 		if (uhead && __atomic_load_n(&kp.ring->unexp, __ATOMIC_ACQUIRE))
 			to_kernel_while_held();

@@ -31,6 +31,22 @@
 
 static struct kprog_info info;
 
+/*
+ * The lower files of the shim reach the higher ones only through these,
+ * so that calls between files go one way (docs/DESIGN.md, "Shim rooms").
+ */
+static const struct kp_req_upcalls req_upcalls = {
+	.krecv = kp_fast_krecv,
+	.user_recvs = kp_fast_user_recvs,
+	.rx_published = kp_fast_rx_published,
+	.grant_done = kp_rts_done,
+	.grant_cancel = kp_rts_cancel,
+};
+static const struct kp_fast_upcalls fast_upcalls = {
+	.progress = kp_progress,
+	.departed = kp_rts_reap,
+};
+
 /* Failure steps, reported to world rank 0 through an Allreduce(MAX). */
 enum { ST_OK, ST_OPEN, ST_VERSION_IOCTL, ST_VERSION, ST_JOIN, ST_MMAP, ST_MEM, ST_CONN };
 
@@ -508,11 +524,11 @@ void kp_setup(int provided)
 	}
 	kp.net = want_net;
 	kp.net_only = want_net && xp == XP_IB;
-	kp_pool_init();
+	kp_pool_init(&req_upcalls);
 	kp.active = true;	/* before registering: register checks it */
 	kp_comm_init();
 	if (kp_env_bool(KP_ENV_FAST) && !kp.net_only)
-		kp_fast_init(&info, kp_env_long(KP_ENV_FAST_LIMIT));
+		kp_fast_init(&info, kp_env_long(KP_ENV_FAST_LIMIT), &fast_upcalls);
 	kp_rts_init(&info);
 	kp_progress_hook(true);
 	kp.mt = provided == MPI_THREAD_MULTIPLE;	/* from here on, the lock (lock.c) */

@@ -27,6 +27,7 @@ static uint32_t dq_tail[2] = { KP_NO_REQ, KP_NO_REQ };
 static uint32_t n_kernel_recv, recv_cap;	/* receives posted in the kernel, their cap */
 static uint32_t recv_pushes;	/* receives ever kept back: a walk looks at new ones */
 static struct kp_req *khead;	/* receives posted in the kernel (knext/kprev) */
+static const struct kp_req_upcalls *req_up;	/* kp_pool_init()'s */
 
 const struct kp_req *kp_kernel_recvs(void)
 {
@@ -48,7 +49,7 @@ static void kernel_recv_del(struct kp_req *r)
 {
 	r->in_kernel = false;
 	if (!--n_kernel_recv)
-		kp_fast_krecv(false);
+		req_up->krecv(false);
 	if (r->kprev)
 		r->kprev->knext = r->knext;
 	else
@@ -58,13 +59,14 @@ static void kernel_recv_del(struct kp_req *r)
 	r->knext = r->kprev = NULL;
 }
 
-void kp_pool_init(void)
+void kp_pool_init(const struct kp_req_upcalls *up)
 {
 	void *p = mmap(NULL, (size_t)POOL_SLOTS * sizeof(struct kp_req), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED)
 		abort();
+	req_up = up;
 	pool = p;
 	/* slot 0: the completed send, never released (kp_req_done_send) */
 	pool[0].kind = KR_SEND;
@@ -257,7 +259,7 @@ void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 	if (r->in_kernel)
 		kernel_recv_del(r);
 	if (r->grant)
-		kp_rts_done(r);
+		req_up->grant_done(r);
 
 	if (r->kind == KR_RECV) {
 		if (src >= 0 && src < kp.world_size && r->comm->w2c[src] >= 0)
@@ -352,13 +354,13 @@ static int post_ioctl(struct kp_req *r, unsigned long ioc)
 	else
 		r->post.flags &= ~KPROG_POST_BLOCKING;
 	if (ioc == KPROG_IOC_RECV)
-		kp_fast_krecv(true);	/* before the post's drain (rts.c) */
+		req_up->krecv(true);	/* before the post's drain (rts.c) */
 	do {
 		rc = ioctl(kp.fd, ioc, &r->post);
 	} while (rc < 0 && errno == EINTR);
 	rc = rc < 0 ? errno : 0;
 	if (ioc == KPROG_IOC_RECV && (rc || r->post.done) && !n_kernel_recv)
-		kp_fast_krecv(false);
+		req_up->krecv(false);
 	return rc;
 }
 
@@ -480,10 +482,10 @@ static void take_arrived(bool idle)
 	uint64_t pub, now;
 	int nseen = 0, i, tried = 0, taken = 0;
 
-	if (!kp.recv_arrived || dq_head[1] == KP_NO_REQ || kp_fast_user_recvs())
+	if (!kp.recv_arrived || dq_head[1] == KP_NO_REQ || req_up->user_recvs())
 		return;
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
-	pub = kp_fast_rx_published();
+	pub = req_up->rx_published();
 	if (have_walked && ev == walked && pub == published && recv_pushes == pushed)
 		return;
 	now = kp_clock_ns();
@@ -654,7 +656,7 @@ void kp_cancel(struct kp_req *r)
 	}
 	if (r->state != RS_ACTIVE)
 		return;
-	if (r->grant && kp_rts_cancel(r))
+	if (r->grant && req_up->grant_cancel(r))
 		return;
 	c.req_id = kp_req_id(r);
 	/* EBUSY/ENOENT: it completes normally */

@@ -275,7 +275,21 @@ struct kp_req {
 
 #define KP_NO_REQ 0xffffffffu
 
-void kp_pool_init(void);
+/*
+ * What the request layer (req.c) calls above it, given by MPI_Init
+ * (init.c): the fast path's krecv hint and state (fast.c), the end of a
+ * channel rendezvous (rts.c). Through these req.c calls neither file,
+ * while both call it (scripts/check-circles).
+ */
+struct kp_req_upcalls {
+	void (*krecv)(bool on);			/* kp_fast_krecv() */
+	bool (*user_recvs)(void);		/* kp_fast_user_recvs() */
+	uint64_t (*rx_published)(void);		/* kp_fast_rx_published() */
+	void (*grant_done)(struct kp_req *r);	/* kp_rts_done() */
+	int (*grant_cancel)(struct kp_req *r);	/* kp_rts_cancel() */
+};
+
+void kp_pool_init(const struct kp_req_upcalls *up);
 bool kp_is_req(MPI_Request r);
 bool kp_is_msg(MPI_Message m);
 struct kp_req *kp_req_alloc(void);
@@ -331,8 +345,17 @@ void kp_wait_one(struct kp_req *r);	/* until r is complete */
 struct kp_fast_stats {
 	uint64_t sent, received, uposted, to_kernel, drains, kicks, full, full_fallback;
 };
+/*
+ * What the fast path calls above it, given by MPI_Init (init.c): progress
+ * while a full channel drains, the channel rendezvous's reaping when the
+ * kernel's events moved (a departure).
+ */
+struct kp_fast_upcalls {
+	void (*progress)(void);			/* kp_progress() */
+	void (*departed)(void);			/* kp_rts_reap() */
+};
 /* limit >= 0: at most that many bytes per fast-path message (KPROG_FAST_LIMIT) */
-void kp_fast_init(const struct kprog_info *info, long limit);
+void kp_fast_init(const struct kprog_info *info, long limit, const struct kp_fast_upcalls *up);
 uint32_t kp_fast_limit(void);	/* 0 when the fast path is off */
 void kp_fast_fini(void);
 bool kp_fast_active(void);
