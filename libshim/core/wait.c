@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "shim.h"
+#include "waitprof_hooks.h"
 
 static bool done(const struct kp_req *r)
 {
@@ -549,5 +550,50 @@ int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[], MPI_St
 	if (*outcount == 0)
 		sched_yield();
 	mix_fini(&m);
+	return rc;
+}
+
+/* ---- timed by the wait-state profiler when it is on (waitprof_hooks.h) ---- */
+
+int MPI_Wait(MPI_Request *req, MPI_Status *status)
+{
+	struct kp_wp_call w;
+	MPI_Status st;
+	int rc;
+
+	if (!kp_wp_profiling())
+		return kp_mpi_wait(req, status);
+	if (status == MPI_STATUS_IGNORE) {
+		memset(&st, 0, sizeof(st));	/* a send leaves it as it is */
+		status = &st;
+	}
+	kp_wp_enter(&w, __builtin_return_address(0), KP_WP_WAIT);
+	rc = kp_mpi_wait(req, status);
+	kp_wp_leave(&w, KP_WP_WAIT, kp_wp_status_bytes(status));
+	return rc;
+}
+
+int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
+{
+	struct kp_wp_call w;
+	MPI_Status local[32], *st = statuses;
+	uint64_t bytes = 0;
+	int rc, i;
+
+	if (!kp_wp_profiling())
+		return kp_mpi_waitall(n, reqs, statuses);
+	if (statuses == MPI_STATUSES_IGNORE && n > 0)
+		st = n <= 32 ? local : calloc((size_t)n, sizeof(*st));
+	if (!st)	/* no memory for statuses: profile without sizes */
+		st = MPI_STATUSES_IGNORE;
+	else if (st != statuses)
+		memset(st, 0, sizeof(*st) * (size_t)n);
+	kp_wp_enter(&w, __builtin_return_address(0), KP_WP_WAITALL);
+	rc = kp_mpi_waitall(n, reqs, st);
+	for (i = 0; st != MPI_STATUSES_IGNORE && i < n; i++)
+		bytes += kp_wp_status_bytes(&st[i]);
+	kp_wp_leave(&w, KP_WP_WAITALL, bytes);
+	if (st != statuses && st != local && st != MPI_STATUSES_IGNORE)
+		free(st);
 	return rc;
 }

@@ -19,7 +19,12 @@
  * ranks, per call path) written by world rank 0, prefix
  * KPROG_WAITPROF_OUT (default "kprog-waitprof").
  *
- * Off, every wrapper costs one test of kp_wp_on before the shim's (or
+ * The timed calls are the shim's MPI entry points (p2p.c, wait.c,
+ * coll/coll_blocking.c), which call this file's hooks (waitprof_hooks.h)
+ * around their own work; this file holds the profiler's state, its table
+ * and the report, and calls none of them.
+ *
+ * Off, every entry point costs one test of kp_wp_on before the shim's (or
  * Open MPI's) own function. libkprog-nowp.so (make -C libshim nowp) is
  * built with KP_NO_WAITPROF, where that test is constant: the A/B
  * benchmark of what the profiler costs when off (docs/benchmarks.md); never installed.
@@ -31,23 +36,10 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hot.h"
 #include "shim.h"
 #include "env.h"
 #include "waitprof_stats.h"
-
-struct kp_wp_call {
-	uint64_t site;
-	uint64_t t0;		/* ticks */
-	/*
-	 * The site's most recent cell and the bytes it was last used for,
-	 * looked up by enter(), so that the call's end, between the message's
-	 * arrival and the caller's next send, has one compare left to make.
-	 * NULL: none cached.
-	 */
-	struct kp_wp_cell *cell;
-	uint64_t bytes;
-};
+#include "waitprof_hooks.h"
 
 bool kp_wp_on;
 bool kp_wp_stamp;
@@ -72,14 +64,6 @@ uint32_t kp_wp_t1_stamp;
 uint64_t kp_wp_ls_n, kp_wp_ls_ns;
 static struct kp_wp_table tab;
 
-static inline bool wp_on(void)
-{
-#ifdef KP_NO_WAITPROF
-	return false;
-#else
-	return kp_wp_on;
-#endif
-}
 static uint64_t t_init;	/* CLOCK_MONOTONIC: the run's length in the report */
 static const char *out_prefix;
 /*
@@ -91,12 +75,7 @@ static const char *out_prefix;
  * profiled receives of the ping-pong, and what it cost moved with where
  * the code fell (in the VM 4 to 10% of an 8-byte call between paddings).
  */
-#define KP_WP_RECENT 4
-struct recent {
-	struct kp_wp_cell *cell;
-	uint64_t bytes;
-};
-static struct recent recent[KP_WP_NFN][KP_WP_RECENT];
+struct kp_wp_recent kp_wp_recent[KP_WP_NFN][KP_WP_RECENT];	/* KP_WP_RECENT: waitprof_hooks.h */
 
 /*
  * A call costs two reads of the shim's cheap clock (clock.h: the TSC
@@ -163,40 +142,11 @@ __attribute__((visibility("default"))) int kprog_waitprof_bench_set(int on)
 #endif
 }
 
-/*
- * enter() and leave() are forced inline: a profiled 8-byte MPI_Recv
- * costs about a microsecond in the test VM, and a call and return
- * there are two translation-block lookups of the emulator.
- */
-static inline __attribute__((always_inline)) void enter(struct kp_wp_call *w, void *site, int fn)
-{
-	const struct recent *r = recent[fn];
-	int i;
-
-	w->site = (uintptr_t)site;
-	w->cell = NULL;
-	for (i = 0; i < KP_WP_RECENT && r[i].cell; i++)
-		if (r[i].cell->site == w->site) {
-			w->cell = r[i].cell;
-			w->bytes = r[i].bytes;
-			break;
-		}
-	w->t0 = kp_ticks();
-	/* An outer profiled call keeps the kernel's times of nested ones. */
-	if (!kp_wp_cur) {
-		kp_wp_cur = w;
-		kp_wp_t0 = w->t0;
-		kp_wp_t1 = 0;	/* kp_wp_t1_stamp is read only with it */
-		kp_wp_ls_n = 0;
-		kp_wp_ls_ns = 0;
-	}
-}
-
 /* The rest of leave(): a (call site, size class) not among the recent cells. */
-static struct kp_wp_cell *record(const struct kp_wp_call *w, int fn, uint64_t bytes, uint64_t d)
+struct kp_wp_cell *kp_wp_record_new(const struct kp_wp_call *w, int fn, uint64_t bytes, uint64_t d)
 {
 	struct kp_wp_cell *c = kp_wp_record(&tab, fn, w->site, bytes, (double)d);
-	struct recent *r = recent[fn];
+	struct kp_wp_recent *r = kp_wp_recent[fn];
 
 	if (c) {
 		memmove(&r[1], &r[0], (KP_WP_RECENT - 1) * sizeof(*r));
@@ -206,250 +156,10 @@ static struct kp_wp_cell *record(const struct kp_wp_call *w, int fn, uint64_t by
 	return c;
 }
 
-/* The cached cell of (site, bytes) or of bytes' class at site, or NULL. */
-static inline __attribute__((always_inline)) struct kp_wp_cell *recent_find(int fn, uint64_t site,
-									     uint64_t bytes)
-{
-	struct recent *r = recent[fn];
-	int i;
-
-	for (i = 0; i < KP_WP_RECENT && r[i].cell; i++) {
-		struct kp_wp_cell *c = r[i].cell;
-
-		if (c->site == site && (r[i].bytes == bytes || c->cls == kp_wp_class(bytes))) {
-			if (i) {	/* one step to the front */
-				struct recent t = r[i - 1];
-
-				r[i - 1] = r[i];
-				r[i] = t;
-			}
-			return c;
-		}
-	}
-	return NULL;
-}
-
-static inline __attribute__((always_inline)) void leave(struct kp_wp_call *w, int fn, uint64_t bytes)
-{
-	bool outer = kp_wp_cur == w;
-	/* a receive the channel spin completed: its clock read is the end */
-	uint64_t end = outer && fn == KP_WP_RECV && kp_wp_t1 ? kp_wp_t1 : kp_ticks();
-	uint64_t d = end - w->t0;	/* in ticks until the report */
-	struct kp_wp_cell *c = w->cell;
-
-	/* as enter() guessed (the same bytes as last time), else look again */
-	if (__builtin_expect(!c || w->bytes != bytes, 0))
-		c = recent_find(fn, w->site, bytes);
-	if (__builtin_expect(c != NULL, 1))
-		kp_wp_add(c, d);
-	else
-		c = record(w, fn, bytes, d);
-	if (!outer)
-		return;
-	kp_wp_cur = NULL;
-	if (c && kp_wp_ls_n) {
-		c->ls_n += kp_wp_ls_n;
-		c->ls_ns += kp_wp_ls_ns;	/* seconds at kp_wp_fold() */
-	}
-}
-
-/*
- * MPI_Recv's leave(). The common case, an outer call a channel spin
- * completed with the message of the cell enter() guessed, takes no branch
- * but one: in the VM every conditional jump ends a translated block, and
- * an 8-byte MPI_Recv cost 99 ns more profiled with the Late Sender and
- * the cell update done by branching code, 25 ns without either
- * (bench/run-waitprof --shims, 2026-11-24). Its exact Late Sender comes
- * from the send stamp the spin left in kp_wp_t1_stamp (0: none).
- */
-static inline __attribute__((always_inline)) void leave_recv(struct kp_wp_call *w, uint64_t bytes)
-{
-	struct kp_wp_cell *c = w->cell;
-	uint32_t stamp = kp_wp_t1_stamp;
-	uint64_t d, send, late, has;
-
-	if (__builtin_expect(kp_wp_cur != w || !kp_wp_t1 || !c || w->bytes != bytes, 0)) {
-		if (kp_wp_t1) {	/* charged to the call in progress, outer or not */
-			int64_t ls = kp_stamp_late_ns(stamp, kp_wp_t0, kp_wp_t1);
-
-			if (ls >= 0)
-				kp_wp_late((uint64_t)ls);
-		}
-		leave(w, KP_WP_RECV, bytes);
-		return;
-	}
-	d = kp_wp_t1 - w->t0;
-	c->n++;
-	c->tsum += d;
-	c->tmin = d < c->tmin ? d : c->tmin;
-	send = kp_stamp_tick(stamp, kp_wp_t1);
-	late = send > w->t0 ? send - w->t0 : 0;
-	has = stamp != 0;
-	c->ls_n += kp_wp_ls_n + has;
-	c->ls_ns += kp_wp_ls_ns + (kp_ticks_ns(late) & -has);	/* seconds at kp_wp_fold() */
-	kp_wp_cur = NULL;
-}
-
 void kp_wp_req_done(const struct kp_req *r)
 {
 	if (r->timed)
 		kp_wp_late(r->late_ns);
-}
-
-/* Bytes received: Open MPI's status keeps them (the shim fills it too). */
-static inline uint64_t status_bytes(const MPI_Status *st)
-{
-	return st->_ucount;
-}
-
-static uint64_t type_bytes(int count, MPI_Datatype type)
-{
-	int size = 0;
-
-	if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS)
-		return 0;
-	return (uint64_t)count * (uint64_t)size;
-}
-
-/* ---- point-to-point: local minimum ---- */
-
-/*
- * One call of kp_mpi_recv(), which LTO then inlines: the blocking receive
- * runs in this one function and page (hot.h), profiled or not. A profiled
- * call used to call it and return through here, the off path jumped to
- * it, so the profiler also cost a call and a return between two pages: in
- * the VM 110 ns per 8-byte call against 30 now (no send stamps). The
- * received bytes come back from kp_mpi_recv() itself: with a status of
- * the profiler's own in place of MPI_STATUS_IGNORE, the receive copied
- * it between the message's arrival and the return, on the critical path.
- */
-KP_HOT_PAGE int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag,
-			 MPI_Comm comm, MPI_Status *status)
-{
-	struct kp_wp_call w;
-	bool prof = wp_on();
-	uint64_t bytes = 0;
-	int rc;
-
-	if (prof)
-		enter(&w, __builtin_return_address(0), KP_WP_RECV);
-	rc = kp_mpi_recv(buf, count, type, source, tag, comm, status, prof ? &bytes : NULL);
-	if (prof)
-		leave_recv(&w, bytes);
-	return rc;
-}
-
-int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
-{
-	struct kp_wp_call w;
-	int rc;
-
-	if (!wp_on())
-		return kp_mpi_ssend(buf, count, type, dest, tag, comm);
-	enter(&w, __builtin_return_address(0), KP_WP_SSEND);
-	rc = kp_mpi_ssend(buf, count, type, dest, tag, comm);
-	leave(&w, KP_WP_SSEND, type_bytes(count, type));
-	return rc;
-}
-
-int MPI_Wait(MPI_Request *req, MPI_Status *status)
-{
-	struct kp_wp_call w;
-	MPI_Status st;
-	int rc;
-
-	if (!wp_on())
-		return kp_mpi_wait(req, status);
-	if (status == MPI_STATUS_IGNORE) {
-		memset(&st, 0, sizeof(st));	/* a send leaves it as it is */
-		status = &st;
-	}
-	enter(&w, __builtin_return_address(0), KP_WP_WAIT);
-	rc = kp_mpi_wait(req, status);
-	leave(&w, KP_WP_WAIT, status_bytes(status));
-	return rc;
-}
-
-int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
-{
-	struct kp_wp_call w;
-	MPI_Status local[32], *st = statuses;
-	uint64_t bytes = 0;
-	int rc, i;
-
-	if (!wp_on())
-		return kp_mpi_waitall(n, reqs, statuses);
-	if (statuses == MPI_STATUSES_IGNORE && n > 0)
-		st = n <= 32 ? local : calloc((size_t)n, sizeof(*st));
-	if (!st)	/* no memory for statuses: profile without sizes */
-		st = MPI_STATUSES_IGNORE;
-	else if (st != statuses)
-		memset(st, 0, sizeof(*st) * (size_t)n);
-	enter(&w, __builtin_return_address(0), KP_WP_WAITALL);
-	rc = kp_mpi_waitall(n, reqs, st);
-	for (i = 0; st != MPI_STATUSES_IGNORE && i < n; i++)
-		bytes += status_bytes(&st[i]);
-	leave(&w, KP_WP_WAITALL, bytes);
-	if (st != statuses && st != local && st != MPI_STATUSES_IGNORE)
-		free(st);
-	return rc;
-}
-
-/* ---- all-to-all collectives: global minimum ---- */
-
-#define COLL(fn, bytes, call) do {					\
-	struct kp_wp_call w;						\
-	int rc;								\
-									\
-	if (!wp_on())							\
-		return call;						\
-	enter(&w, __builtin_return_address(0), fn);			\
-	rc = call;							\
-	leave(&w, fn, bytes);						\
-	return rc;							\
-} while (0)
-
-int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-		  MPI_Comm comm)
-{
-	COLL(KP_WP_ALLREDUCE, type_bytes(count, type),
-	     PMPI_Allreduce(sbuf, rbuf, count, type, op, comm));
-}
-
-int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-		 MPI_Datatype rtype, MPI_Comm comm)
-{
-	COLL(KP_WP_ALLTOALL, type_bytes(scount, stype),
-	     PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-}
-
-int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
-		  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
-		  MPI_Comm comm)
-{
-	/* size class of the first block: the sizes of a v-collective vary */
-	COLL(KP_WP_ALLTOALLV, scounts && sbuf != MPI_IN_PLACE ? type_bytes(scounts[0], stype) : 0,
-	     PMPI_Alltoallv(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm));
-}
-
-int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-		  MPI_Datatype rtype, MPI_Comm comm)
-{
-	COLL(KP_WP_ALLGATHER, type_bytes(sbuf == MPI_IN_PLACE ? rcount : scount,
-					 sbuf == MPI_IN_PLACE ? rtype : stype),
-	     PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm));
-}
-
-int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-		   const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
-{
-	COLL(KP_WP_ALLGATHERV, sbuf == MPI_IN_PLACE ? 0 : type_bytes(scount, stype),
-	     PMPI_Allgatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm));
-}
-
-int MPI_Barrier(MPI_Comm comm)
-{
-	COLL(KP_WP_BARRIER, 0, PMPI_Barrier(comm));
 }
 
 /* ---- the report ---- */
