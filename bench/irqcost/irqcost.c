@@ -652,7 +652,7 @@ int main(int argc, char **argv)
 		return 1;
 	err = kprog_nl_open(&cx.nl, KPROG_FAMILY_BENCH);
 	if (err == -ENOENT) {
-		fprintf(stderr, "irqcost: no generic netlink family \"%s\": kprog_bench.ko is not loaded (bench/run-irqcost loads it)\n",
+		fprintf(stderr, "irqcost: no generic netlink family \"%s\": kprog_bench.ko is not loaded (bench/irqcost/run-irqcost loads it)\n",
 			KPROG_BENCH_GENL_NAME);
 		return EXIT_NOMODULE;
 	}
