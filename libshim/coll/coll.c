@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include "coll.h"
+#include "dtype.h"
 
 struct kp_req *kp_coll_deferred;
 static struct kp_req **deferred_tail = &kp_coll_deferred;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "hot.h"
 #include "shim.h"
+#include "dtype.h"
 
 #define NBUCKET 128
 #define MAX_SEGS (1 << 22)	/* beyond this one element is packed */

@@ -33,6 +33,7 @@
 #include <sys/mman.h>
 #include "hot.h"
 #include "shim.h"
+#include "dtype.h"
 #include "chan.h"
 
 enum { PEER_UNKNOWN, PEER_NONE, PEER_MAPPED };

@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include "hot.h"
 #include "shim.h"
+#include "dtype.h"
 #include "mon.h"
 #include "waitprof_hooks.h"
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "shim.h"
+#include "dtype.h"
 
 /* Describe r's buffer in r->post: one segment, an iovec, or a packed copy. */
 static int prepare(struct kp_req *r)

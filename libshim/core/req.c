@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include "shim.h"
+#include "dtype.h"
 
 #define POOL_SLOTS (1u << 20)
 

@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "shim.h"
+#include "dtype.h"
 #include "env.h"
 #include "chan.h"
 

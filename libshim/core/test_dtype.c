@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "shim.h"
+#include "dtype.h"
 #include "expect.h"
 
 EXPECT_COUNTERS;

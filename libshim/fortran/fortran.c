@@ -41,6 +41,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include "shim.h"
+#include "dtype.h"
 
 /* Open MPI's Fortran sentinels (common blocks, defined in libmpi). */
 extern MPI_Fint mpi_fortran_bottom_[];
