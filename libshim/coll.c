@@ -28,11 +28,18 @@ struct kp_req *kp_coll_deferred;
 struct kp_coll_pinit kp_coll_pinit;
 static struct kp_req **deferred_tail = &kp_coll_deferred;
 static uint64_t n_posted, n_deferred;	/* schedules handed over; after waiting here */
+static uint64_t n_family[KP_CF_NR], n_persistent;	/* of n_posted */
 
 void kp_coll_counts(uint64_t *posted, uint64_t *deferred)
 {
 	*posted = n_posted;
 	*deferred = n_deferred;
+}
+
+void kp_coll_family_counts(uint64_t *fam, uint64_t *persistent)
+{
+	memcpy(fam, n_family, sizeof(n_family));
+	*persistent = n_persistent;
 }
 
 /*
@@ -252,6 +259,8 @@ static int post(struct kp_req *r)
 	if (!k->persistent)
 		kp_sched_drop_steps(&k->s);
 	n_posted++;
+	n_family[k->family]++;
+	n_persistent += k->persistent;
 	r->state = RS_ACTIVE;
 	if (k->ioc.done)
 		kp_complete(r, &k->ioc.cqe);

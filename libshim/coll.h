@@ -28,6 +28,12 @@ struct kp_coll_unpack {
 	struct kp_layout *lay;
 };
 
+/*
+ * Calls counted apart at finalize (KPROG_VERBOSE=1), so that a test can
+ * tell that they ran in the module (tests/mpi/run, coll_more).
+ */
+enum kp_coll_family { KP_CF_OTHER, KP_CF_BARRIER, KP_CF_ALLTOALLW, KP_CF_NEIGHBOR, KP_CF_NR };
+
 /* The state of one collective request (kp_req.coll). */
 struct kp_coll {
 	struct kp_sched s;
@@ -39,6 +45,7 @@ struct kp_coll {
 	 * inputs are packed at each start (@pk), not once when it is built.
 	 */
 	bool persistent;
+	uint8_t family;		/* enum kp_coll_family, for the finalize line */
 	struct kp_coll_unpack *pk;
 	int npk, cappk;
 	struct kprog_coll ioc;	/* kept for a deferred post, and for every start */
@@ -89,5 +96,7 @@ void kp_coll_complete(struct kp_req *r, const struct kprog_cqe *cqe);
 extern struct kp_req *kp_coll_deferred;	/* posts the module had no room for */
 void kp_coll_flush(void);		/* retry them (progress) */
 void kp_coll_counts(uint64_t *posted, uint64_t *deferred);	/* for the finalize line */
+/* Schedules posted per family (KP_CF_NR entries) and persistent starts posted. */
+void kp_coll_family_counts(uint64_t *fam, uint64_t *persistent);
 
 #endif

@@ -67,6 +67,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 		return KP_COLL_PASS(PMPI_Ibarrier(comm, request),
 				    PMPIX_Barrier_init(comm, KP_PINFO, request));
 	r = kp_coll_new(c);
+	r->coll->family = KP_CF_BARRIER;
 	kp_build_barrier(&r->coll->s);
 	return kp_coll_start(r, request);
 }

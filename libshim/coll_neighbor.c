@@ -7,10 +7,13 @@
  * copies), built from the topology Open MPI keeps (PMPI_Topo_test,
  * Cart_shift, Graph_neighbors, Dist_graph_neighbors).
  *
- * Messages between two ranks pair up in the order of their blocks: the
- * k-th send of A to B meets the k-th receive of B from A, as in Open
- * MPI 4.1 (the case where it matters: a periodic dimension of size 1 or 2,
- * or a multigraph).
+ * Messages between two ranks pair up in order: the k-th send of A to B
+ * meets the k-th receive of B from A. Blocks go in their order, except
+ * that on a Cartesian communicator each dimension sends its upper block
+ * (to the rank above) before its lower one, so that where the rank above
+ * and the rank below are the same (a periodic dimension of size 1 or 2)
+ * what went up arrives as from below, as MPI-4 says and Open MPI 4.1 does
+ * (checked against its blocking calls). Multigraphs pair in order.
  *
  * Same path on every member (coll.c's header): the decision uses the
  * communicator, its topology kind and a bound on every member's schedule
@@ -47,14 +50,15 @@ static struct xblk *xblks(int n)
  * One round: every send and receive at once; a block to or from this rank
  * itself is a copy, the k-th send to self into the k-th receive from
  * self. Blocks of no bytes and MPI_PROC_NULL peers are left out (both
- * ends know the length).
+ * ends know the length). @swap: sends in pairs swapped (Cartesian).
  */
 static void build_exchange(struct kp_sched *s, const struct xblk *snd, int ns,
-			   const struct xblk *rcv, int nr)
+			   const struct xblk *rcv, int nr, bool swap)
 {
 	int i, j = 0;
 
-	for (i = 0; i < ns; i++) {
+	for (int o = 0; o < ns; o++) {
+		i = swap ? o ^ 1 : o;
 		if (snd[i].peer == MPI_PROC_NULL || snd[i].peer != s->rank)
 			continue;
 		while (j < nr && rcv[j].peer != s->rank)
@@ -67,9 +71,11 @@ static void build_exchange(struct kp_sched *s, const struct xblk *snd, int ns,
 	for (i = 0; i < nr; i++)
 		if (rcv[i].peer != MPI_PROC_NULL && rcv[i].peer != s->rank && rcv[i].len)
 			kp_sched_recv(s, rcv[i].peer, rcv[i].p, rcv[i].len);
-	for (i = 0; i < ns; i++)
+	for (int o = 0; o < ns; o++) {
+		i = swap ? o ^ 1 : o;
 		if (snd[i].peer != MPI_PROC_NULL && snd[i].peer != s->rank && snd[i].len)
 			kp_sched_send(s, snd[i].peer, snd[i].p, snd[i].len);
+	}
 	kp_sched_next_round(s);
 }
 
@@ -106,6 +112,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 							 comm, KP_PINFO, request));
 	n = c->size;
 	r = kp_coll_new(c);
+	r->coll->family = KP_CF_ALLTOALLW;
 	snd = xblks(n);
 	rcv = xblks(n);
 	/* a failed allocation marks the schedule (s.oom): kp_coll_start() reports it */
@@ -130,7 +137,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 	kp_sched_next_round(&r->coll->s);
 	if (ip)
 		rcv[c->rank].peer = snd[c->rank].peer = MPI_PROC_NULL;	/* stays where it is */
-	build_exchange(&r->coll->s, snd, n, rcv, n);
+	build_exchange(&r->coll->s, snd, n, rcv, n, false);
 	free(snd);
 	free(rcv);
 	return kp_coll_start(r, request);
@@ -142,6 +149,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 struct nbrs {
 	int nin, nout;
 	int *in, *out;
+	bool cart;		/* pairs (below, above) per dimension */
 };
 
 static void nbrs_free(struct nbrs *nb)
@@ -177,6 +185,7 @@ static bool get_nbrs(struct kp_comm *c, struct nbrs *nb)
 		if (4 * (uint64_t)nd > kp.max_coll_steps)
 			return false;
 		nb->nin = nb->nout = 2 * nd;
+		nb->cart = true;
 		nb->in = ints(2 * nd);
 		nb->out = ints(2 * nd);
 		/* per dimension: the rank below, then the one above */
@@ -249,6 +258,7 @@ static struct kp_req *nexch_new(struct kp_comm *c, struct nexch *x)
 	struct kp_req *r = kp_coll_new(c);
 	int i;
 
+	r->coll->family = KP_CF_NEIGHBOR;
 	x->snd = xblks(x->nb.nout);
 	x->rcv = xblks(x->nb.nin);
 	for (i = 0; i < x->nb.nout; i++)
@@ -260,7 +270,7 @@ static struct kp_req *nexch_new(struct kp_comm *c, struct nexch *x)
 
 static int nexch_start(struct kp_req *r, struct nexch *x, MPI_Request *request)
 {
-	build_exchange(&r->coll->s, x->snd, x->nb.nout, x->rcv, x->nb.nin);
+	build_exchange(&r->coll->s, x->snd, x->nb.nout, x->rcv, x->nb.nin, x->nb.cart);
 	free(x->snd);
 	free(x->rcv);
 	nbrs_free(&x->nb);
