@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include "coll.h"
+#include "mon.h"
 
 struct kp_req *kp_coll_deferred;
 struct kp_coll_pinit kp_coll_pinit;
@@ -258,6 +259,8 @@ static int post(struct kp_req *r)
 	/* the module copied the steps; the buffers stay until the end */
 	if (!k->persistent)
 		kp_sched_drop_steps(&k->s);
+	if (kp_mon_active)	/* a monitoring session counts what kprog carries */
+		kp_mon_coll_steps(k->s.steps, k->s.n);
 	n_posted++;
 	n_family[k->family]++;
 	n_persistent += k->persistent;
@@ -339,6 +342,8 @@ int kp_coll_start(struct kp_req *r, MPI_Request *req)
 
 		if (st->kind == KPROG_STEP_SEND || st->kind == KPROG_STEP_RECV)
 			st->peer = c->c2w[st->peer];
+		if (st->kind == KPROG_STEP_SEND && !(st->flags & KPROG_STEP_IOV))
+			k->bytes += st->len;
 	}
 	k->ioc = (struct kprog_coll){
 		.req_id = kp_req_id(r),
@@ -370,6 +375,19 @@ int kp_coll_start(struct kp_req *r, MPI_Request *req)
 		return kp_err(comm, code);
 	}
 	return MPI_SUCCESS;
+}
+
+bool kp_coll_req(MPI_Request h, uint64_t *bytes)
+{
+	struct kp_req *r;
+
+	if (h == MPI_REQUEST_NULL || !kp_is_req(h))
+		return false;
+	r = kp_req(h);
+	if (r->kind != KR_COLL)
+		return false;
+	*bytes = r->coll ? r->coll->bytes : 0;
+	return true;
 }
 
 int kp_coll_restart(struct kp_req *r)

@@ -46,6 +46,7 @@ struct kp_coll {
 	 */
 	bool persistent;
 	uint8_t family;		/* enum kp_coll_family, for the finalize line */
+	uint64_t bytes;		/* its SEND steps' bytes (the profiler's size class) */
 	struct kp_coll_unpack *pk;
 	int npk, cappk;
 	struct kprog_coll ioc;	/* kept for a deferred post, and for every start */

@@ -311,6 +311,11 @@ int kp_post(struct kp_req *r, unsigned long ioc);	/* MPI error code */
 void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe);
 /* Completion of a KR_COLL request; set by coll.c, so req.c needs no coll.c. */
 extern void (*kp_coll_done)(struct kp_req *r, const struct kprog_cqe *cqe);
+/*
+ * A request of a collective kprog runs (coll.c), and the bytes its
+ * schedule sends: the profiler files waits on it as Wait at NxN.
+ */
+bool kp_coll_req(MPI_Request h, uint64_t *bytes);
 /* Frees a persistent collective's kept schedule at its release (coll.c). */
 extern void (*kp_coll_free)(struct kp_req *r);
 void kp_complete_now(struct kp_req *r, int src, int tag, size_t bytes);

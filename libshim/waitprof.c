@@ -5,7 +5,10 @@
  * MPI_Ssend (Late Sender and Late Receiver from the process-local
  * minimum) and the all-to-all collectives MPI_Allreduce, MPI_Alltoall(v),
  * MPI_Allgather(v) and MPI_Barrier (Wait at NxN from the global minimum,
- * a few reductions at MPI_Finalize), per call site (the caller's address:
+ * a few reductions at MPI_Finalize), and MPI_Wait / MPI_Waitall on the
+ * nonblocking collectives kprog runs ("MPI_Wait(nbc)", Wait at NxN too,
+ * size class by the bytes the schedule sends; those Open MPI runs are
+ * plain MPI_Wait: their requests are Open MPI's), per call site (the caller's address:
  * the cheap call path) and logarithmic message-size class. Beyond the
  * seed: for receives kprog's kernel timed (KPROG_JOIN_TIMES), the exact
  * Late Sender time (send post minus receive post, when positive) is added
@@ -356,6 +359,7 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
 	struct kp_wp_call w;
 	MPI_Status st;
+	uint64_t cbytes;
 	int rc;
 
 	if (!wp_on())
@@ -363,6 +367,13 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 	if (status == MPI_STATUS_IGNORE) {
 		memset(&st, 0, sizeof(st));	/* a send leaves it as it is */
 		status = &st;
+	}
+	if (req && kp_coll_req(*req, &cbytes)) {
+		/* a collective kprog runs: Wait at NxN, by the bytes it sends */
+		enter(&w, __builtin_return_address(0), KP_WP_WAIT_NBC);
+		rc = kp_mpi_wait(req, status);
+		leave(&w, KP_WP_WAIT_NBC, cbytes);
+		return rc;
 	}
 	enter(&w, __builtin_return_address(0), KP_WP_WAIT);
 	rc = kp_mpi_wait(req, status);
@@ -374,8 +385,8 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
 	struct kp_wp_call w;
 	MPI_Status local[32], *st = statuses;
-	uint64_t bytes = 0;
-	int rc, i;
+	uint64_t bytes = 0, nbc_bytes = 0, cbytes;
+	int rc, i, fn;
 
 	if (!wp_on())
 		return kp_mpi_waitall(n, reqs, statuses);
@@ -385,11 +396,15 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 		st = MPI_STATUSES_IGNORE;
 	else if (st != statuses)
 		memset(st, 0, sizeof(*st) * (size_t)n);
-	enter(&w, __builtin_return_address(0), KP_WP_WAITALL);
+	/* only kprog's collectives in the array: Wait at NxN, as MPI_Wait */
+	for (i = 0; i < n && kp_coll_req(reqs[i], &cbytes); i++)
+		nbc_bytes += cbytes;
+	fn = n > 0 && i == n ? KP_WP_WAITALL_NBC : KP_WP_WAITALL;
+	enter(&w, __builtin_return_address(0), fn);
 	rc = kp_mpi_waitall(n, reqs, st);
 	for (i = 0; st != MPI_STATUSES_IGNORE && i < n; i++)
 		bytes += status_bytes(&st[i]);
-	leave(&w, KP_WP_WAITALL, bytes);
+	leave(&w, fn, fn == KP_WP_WAITALL_NBC ? nbc_bytes : bytes);
 	if (st != statuses && st != local && st != MPI_STATUSES_IGNORE)
 		free(st);
 	return rc;
