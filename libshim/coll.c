@@ -256,11 +256,11 @@ static int post(struct kp_req *r)
 	} while (rc < 0 && errno == EINTR);
 	if (rc < 0)
 		return errno;
+	if (kp_mon_active)	/* a monitoring session counts what kprog carries */
+		kp_mon_coll_steps(k->s.steps, k->s.n);
 	/* the module copied the steps; the buffers stay until the end */
 	if (!k->persistent)
 		kp_sched_drop_steps(&k->s);
-	if (kp_mon_active)	/* a monitoring session counts what kprog carries */
-		kp_mon_coll_steps(k->s.steps, k->s.n);
 	n_posted++;
 	n_family[k->family]++;
 	n_persistent += k->persistent;

@@ -288,24 +288,34 @@ static void uniform(int n, int count, int **counts, int **displs)
 	}
 }
 
-/* The blocks of @xb from a typed buffer of n blocks (counts, displs in extents). */
+/*
+ * The blocks of @xb from a typed buffer of n blocks (counts, displs in
+ * extents). A block of an MPI_PROC_NULL neighbour counts 0: nothing is
+ * packed for it, and its part of the receive buffer is never unpacked
+ * over (MPI leaves it untouched).
+ */
 static void typed_blocks(struct kp_req *r, struct xblk *xb, const void *buf, const int *counts,
 			 const int *displs, MPI_Datatype type, int n, bool in, bool out)
 {
 	size_t *bc, *bd;
+	int *cnt;
 	char *base;
 
 	if (!n)
 		return;
 	bc = calloc(2 * (size_t)n, sizeof(*bc));
+	cnt = ints(n);
 	if (!bc)
 		abort();
 	bd = bc + n;
-	base = kp_coll_vec(r, buf, counts, displs, type, n, in, out, bc, bd);
+	for (int i = 0; i < n; i++)
+		cnt[i] = xb[i].peer == MPI_PROC_NULL ? 0 : counts[i];
+	base = kp_coll_vec(r, buf, cnt, displs, type, n, in, out, bc, bd);
 	for (int i = 0; i < n; i++) {
 		xb[i].p = base ? base + bd[i] : NULL;
 		xb[i].len = bc[i];
 	}
+	free(cnt);
 	free(bc);
 }
 
@@ -495,11 +505,15 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 								  request));
 	}
 	r = nexch_new(c, &x);
+	/* MPI_PROC_NULL neighbours: no block (their part stays untouched) */
 	for (i = 0; i < x.nb.nout; i++)
-		x.snd[i].p = kp_coll_buf(r, (const char *)sendbuf + sdispls[i], sendcounts[i],
-					 sendtypes[i], true, false, &x.snd[i].len);
+		if (x.snd[i].peer != MPI_PROC_NULL)
+			x.snd[i].p = kp_coll_buf(r, (const char *)sendbuf + sdispls[i],
+						 sendcounts[i], sendtypes[i], true, false,
+						 &x.snd[i].len);
 	for (i = 0; i < x.nb.nin; i++)
-		x.rcv[i].p = kp_coll_buf(r, (char *)recvbuf + rdispls[i], recvcounts[i],
-					 recvtypes[i], false, true, &x.rcv[i].len);
+		if (x.rcv[i].peer != MPI_PROC_NULL)
+			x.rcv[i].p = kp_coll_buf(r, (char *)recvbuf + rdispls[i], recvcounts[i],
+						 recvtypes[i], false, true, &x.rcv[i].len);
 	return nexch_start(r, &x, request);
 }
