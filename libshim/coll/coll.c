@@ -24,15 +24,24 @@
 #include <sys/ioctl.h>
 #include "coll.h"
 #include "dtype.h"
+#include "mon.h"
 
 struct kp_req *kp_coll_deferred;
+struct kp_coll_pinit kp_coll_pinit;
 static struct kp_req **deferred_tail = &kp_coll_deferred;
 static uint64_t n_posted, n_deferred;	/* schedules handed over; after waiting here */
+static uint64_t n_family[KP_CF_NR], n_persistent;	/* of n_posted */
 
 void kp_coll_counts(uint64_t *posted, uint64_t *deferred)
 {
 	*posted = n_posted;
 	*deferred = n_deferred;
+}
+
+void kp_coll_family_counts(uint64_t *fam, uint64_t *persistent)
+{
+	memcpy(fam, n_family, sizeof(n_family));
+	*persistent = n_persistent;
 }
 
 /*
@@ -57,14 +66,18 @@ struct kp_comm *kp_coll_comm(MPI_Comm comm)
 	return c;
 }
 
+static void coll_free(struct kp_req *r);
+
 struct kp_req *kp_coll_new(struct kp_comm *c)
 {
 	struct kp_req *r = kp_req_alloc();
 	struct kp_coll *k = calloc(1, sizeof(*k));
 
 	kp_coll_done = kp_coll_complete;
+	kp_coll_free = coll_free;
 	if (!k)
 		abort();
+	k->persistent = kp_coll_pinit.on;
 	r->kind = KR_COLL;
 	r->comm = c;
 	kp_comm_get(c);
@@ -76,18 +89,20 @@ struct kp_req *kp_coll_new(struct kp_comm *c)
 	return r;
 }
 
+/* Remember a typed buffer and its temporary: unpacks (@pk false) or packs. */
 static void add_unpack(struct kp_coll *k, void *tmp, void *buf, int count, MPI_Datatype type,
-		       struct kp_layout *l)
+		       struct kp_layout *l, bool pk)
 {
-	struct kp_coll_unpack *u;
+	struct kp_coll_unpack **v = pk ? &k->pk : &k->unp, *u;
+	int *n = pk ? &k->npk : &k->nunp, *cap = pk ? &k->cappk : &k->capunp;
 
-	if (k->nunp == k->capunp) {
-		k->capunp = k->capunp ? 2 * k->capunp : 4;
-		k->unp = realloc(k->unp, k->capunp * sizeof(*k->unp));
-		if (!k->unp)
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 4;
+		*v = realloc(*v, *cap * sizeof(**v));
+		if (!*v)
 			abort();
 	}
-	u = &k->unp[k->nunp++];
+	u = &(*v)[(*n)++];
 	u->tmp = tmp;
 	u->buf = buf;
 	u->count = count;
@@ -123,10 +138,12 @@ void *kp_coll_buf(struct kp_req *r, const void *buf, int count, MPI_Datatype typ
 		kp_layout_put(l);
 		return NULL;
 	}
-	if (in)
+	if (in && r->coll->persistent)
+		add_unpack(r->coll, tmp, (void *)buf, count, type, kp_layout_get(type), true);
+	else if (in)
 		pack(l, buf, count, type, tmp, *bytes);
 	if (out)
-		add_unpack(r->coll, tmp, (void *)buf, count, type, l);
+		add_unpack(r->coll, tmp, (void *)buf, count, type, l, false);
 	else
 		kp_layout_put(l);
 	return tmp;
@@ -164,41 +181,58 @@ void *kp_coll_vec(struct kp_req *r, const void *buf, const int *counts, const in
 		if (!bcounts[i])
 			continue;
 		l = kp_layout_get(type);
-		if (in)
+		if (in && r->coll->persistent)
+			add_unpack(r->coll, tmp + bdispls[i], b, counts[i], type,
+				   kp_layout_get(type), true);
+		else if (in)
 			pack(l, b, counts[i], type, tmp + bdispls[i], bcounts[i]);
 		if (out)
-			add_unpack(r->coll, tmp + bdispls[i], b, counts[i], type, l);
+			add_unpack(r->coll, tmp + bdispls[i], b, counts[i], type, l, false);
 		else
 			kp_layout_put(l);
 	}
 	return tmp;
 }
 
-/* The collective's end: outputs into place, temporaries freed. */
+static void put_unpacks(struct kp_coll_unpack *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (v[i].type != MPI_DATATYPE_NULL)
+			PMPI_Type_free(&v[i].type);
+		kp_layout_put(v[i].lay);
+	}
+	free(v);
+}
+
+/* Everything of the collective (kp_coll_free: a persistent one's release). */
+static void coll_free(struct kp_req *r)
+{
+	struct kp_coll *k = r->coll;
+
+	put_unpacks(k->unp, k->nunp);
+	put_unpacks(k->pk, k->npk);
+	kp_sched_free(&k->s);
+	free(k);
+	r->coll = NULL;
+}
+
+/* The collective's end: outputs into place, temporaries freed (kept: persistent). */
 static void finish(struct kp_req *r, int err)
 {
 	struct kp_coll *k = r->coll;
 	int i;
 
-	for (i = 0; i < k->nunp; i++) {
+	for (i = 0; i < k->nunp && !err; i++) {
 		struct kp_coll_unpack *u = &k->unp[i];
+		size_t bytes = (size_t)u->count * (size_t)u->lay->size;
 
-		if (!err) {
-			size_t bytes = (size_t)u->count * (size_t)u->lay->size;
-
-			if (u->lay->flat)
-				kp_scatter(u->lay, u->buf, u->count, u->tmp, bytes);
-			else
-				kp_unpack(u->lay, u->tmp, bytes, u->buf, u->type);
-		}
-		if (u->type != MPI_DATATYPE_NULL)
-			PMPI_Type_free(&u->type);
-		kp_layout_put(u->lay);
+		if (u->lay->flat)
+			kp_scatter(u->lay, u->buf, u->count, u->tmp, bytes);
+		else
+			kp_unpack(u->lay, u->tmp, bytes, u->buf, u->type);
 	}
-	free(k->unp);
-	kp_sched_free(&k->s);
-	free(k);
-	r->coll = NULL;
+	if (!k->persistent)
+		coll_free(r);
 	kp_complete_now(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0);
 	r->err = err;
 	r->status.MPI_ERROR = err;
@@ -223,9 +257,14 @@ static int post(struct kp_req *r)
 	} while (rc < 0 && errno == EINTR);
 	if (rc < 0)
 		return errno;
+	if (kp_mon_active)	/* a monitoring session counts what kprog carries */
+		kp_mon_coll_steps(k->s.steps, k->s.n);
 	/* the module copied the steps; the buffers stay until the end */
-	kp_sched_drop_steps(&k->s);
+	if (!k->persistent)
+		kp_sched_drop_steps(&k->s);
 	n_posted++;
+	n_family[k->family]++;
+	n_persistent += k->persistent;
 	r->state = RS_ACTIVE;
 	if (k->ioc.done)
 		kp_complete(r, &k->ioc.cqe);
@@ -259,6 +298,22 @@ void kp_coll_flush(void)
 	}
 }
 
+/* Post now, or queue behind earlier deferred ones. 0 or an errno. */
+static int launch(struct kp_req *r)
+{
+	int e = kp_coll_deferred ? ENOBUFS : post(r);
+
+	if (e == ENOBUFS) {
+		n_deferred++;
+		r->state = RS_DEFERRED;
+		r->pnext = NULL;
+		*deferred_tail = r;
+		deferred_tail = &r->pnext;
+		return 0;
+	}
+	return e;
+}
+
 int kp_coll_start(struct kp_req *r, MPI_Request *req)
 {
 	struct kp_coll *k = r->coll;
@@ -266,27 +321,30 @@ int kp_coll_start(struct kp_req *r, MPI_Request *req)
 	uint32_t i;
 	int e;
 
-	/* every member numbers its collectives on c alike */
+	/*
+	 * Every member numbers its collectives on c alike; a persistent one
+	 * takes its number here, at the (ordered) init, and keeps it for
+	 * every start: one start ends before the next begins, so its
+	 * messages never meet another start's.
+	 */
 	int tag = (int)(c->coll_seq++ & 0x7fffffff);
 
 	if (k->s.oom) {
 		MPI_Comm comm = c->comm;
 
+		k->persistent = false;
 		finish(r, MPI_ERR_NO_MEM);
 		kp_req_release(r);
 		return kp_err(comm, MPI_ERR_NO_MEM);
 	}
 	*req = kp_handle(r);
-	if (!k->s.n) {
-		/* nothing to move (one rank, no bytes): complete here */
-		finish(r, MPI_SUCCESS);
-		return MPI_SUCCESS;
-	}
 	for (i = 0; i < k->s.n; i++) {
 		struct kprog_coll_step *st = &k->s.steps[i];
 
 		if (st->kind == KPROG_STEP_SEND || st->kind == KPROG_STEP_RECV)
 			st->peer = c->c2w[st->peer];
+		if (st->kind == KPROG_STEP_SEND && !(st->flags & KPROG_STEP_IOV))
+			k->bytes += st->len;
 	}
 	k->ioc = (struct kprog_coll){
 		.req_id = kp_req_id(r),
@@ -295,17 +353,19 @@ int kp_coll_start(struct kp_req *r, MPI_Request *req)
 		.context = c->ctx | KP_COLL_CTX_BIT,
 		.tag = tag,
 	};
-	kp_log(3, "collective %llx: %u steps, %u rounds, tag %d", (unsigned long long)k->ioc.req_id,
-	       k->s.n, k->s.steps[k->s.n - 1].round + 1, tag);
-	e = kp_coll_deferred ? ENOBUFS : post(r);
-	if (e == ENOBUFS) {
-		n_deferred++;
-		r->state = RS_DEFERRED;
-		r->pnext = NULL;
-		*deferred_tail = r;
-		deferred_tail = &r->pnext;
+	if (k->persistent) {
+		r->persistent = true;
+		r->state = RS_INACTIVE;
 		return MPI_SUCCESS;
 	}
+	if (!k->s.n) {
+		/* nothing to move (one rank, no bytes): complete here */
+		finish(r, MPI_SUCCESS);
+		return MPI_SUCCESS;
+	}
+	kp_log(3, "collective %llx: %u steps, %u rounds, tag %d", (unsigned long long)k->ioc.req_id,
+	       k->s.n, k->s.steps[k->s.n - 1].round + 1, tag);
+	e = launch(r);
 	if (e) {
 		MPI_Comm comm = c->comm;
 		int code = kp_errno_to_mpi(e);
@@ -314,6 +374,45 @@ int kp_coll_start(struct kp_req *r, MPI_Request *req)
 		fail(r, e);
 		kp_req_release(r);
 		return kp_err(comm, code);
+	}
+	return MPI_SUCCESS;
+}
+
+bool kp_coll_req(MPI_Request h, uint64_t *bytes)
+{
+	struct kp_req *r;
+
+	if (h == MPI_REQUEST_NULL || !kp_is_req(h))
+		return false;
+	r = kp_req(h);
+	if (r->kind != KR_COLL)
+		return false;
+	*bytes = r->coll ? r->coll->bytes : 0;
+	return true;
+}
+
+int kp_coll_restart(struct kp_req *r)
+{
+	struct kp_coll *k = r->coll;
+	int e;
+
+	for (int i = 0; i < k->npk; i++) {
+		struct kp_coll_unpack *u = &k->pk[i];
+
+		pack(u->lay, u->buf, u->count, u->type, u->tmp, (size_t)u->count * u->lay->size);
+	}
+	if (!k->s.n) {
+		finish(r, MPI_SUCCESS);
+		return MPI_SUCCESS;
+	}
+	k->ioc.done = 0;
+	e = launch(r);
+	if (e) {
+		int code = kp_errno_to_mpi(e);
+
+		kp_log(1, "persistent collective refused: errno %d", e);
+		r->state = RS_INACTIVE;
+		return code;
 	}
 	return MPI_SUCCESS;
 }

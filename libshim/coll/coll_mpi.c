@@ -64,8 +64,10 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	struct kp_req *r;
 
 	if (!c || kp.coll_min)
-		return PMPI_Ibarrier(comm, request);
+		return KP_COLL_PASS(PMPI_Ibarrier(comm, request),
+				    PMPIX_Barrier_init(comm, KP_PINFO, request));
 	r = kp_coll_new(c);
+	r->coll->family = KP_CF_BARRIER;
 	kp_build_barrier(&r->coll->s);
 	return kp_coll_start(r, request);
 }
@@ -80,7 +82,8 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 	void *b;
 
 	if (!c || count < 0 || bad_root(c, root) || small(count, datatype, 1))
-		return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
+		return KP_COLL_PASS(PMPI_Ibcast(buffer, count, datatype, root, comm, request),
+				    PMPIX_Bcast_init(buffer, count, datatype, root, comm, KP_PINFO, request));
 	r = kp_coll_new(c);
 	b = kp_coll_buf(r, buffer, count, datatype, c->rank == root, c->rank != root, &bytes);
 	if (b)
@@ -97,7 +100,8 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	struct kp_req *r;
 
 	if (!c || count < 0 || small(count, datatype, 1) || !kp_coll_redop(datatype, op, &ro))
-		return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+		return KP_COLL_PASS(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request),
+				    PMPIX_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, KP_PINFO, request));
 	r = kp_coll_new(c);
 	kp_build_allreduce(&r->coll->s, IN_PLACE(sendbuf) ? NULL : sendbuf, recvbuf,
 			   (size_t)count, &ro);
@@ -114,7 +118,8 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 
 	if (!c || count < 0 || bad_root(c, root) || small(count, datatype, 1) ||
 	    !kp_coll_redop(datatype, op, &ro))
-		return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+		return KP_COLL_PASS(PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request),
+				    PMPIX_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, KP_PINFO, request));
 	r = kp_coll_new(c);
 	kp_build_reduce(&r->coll->s, IN_PLACE(sendbuf) && c->rank == root ? NULL : sendbuf,
 			recvbuf, (size_t)count, &ro, root);
@@ -130,7 +135,8 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 	struct kp_req *r;
 
 	if (!c || count < 0 || small(count, datatype, 1) || !kp_coll_redop(datatype, op, &ro))
-		return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+		return KP_COLL_PASS(PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request),
+				    PMPIX_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, KP_PINFO, request));
 	r = kp_coll_new(c);
 	kp_build_scan(&r->coll->s, IN_PLACE(sendbuf) ? NULL : sendbuf, recvbuf, (size_t)count,
 		      &ro, false);
@@ -146,7 +152,8 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	struct kp_req *r;
 
 	if (!c || count < 0 || small(count, datatype, 1) || !kp_coll_redop(datatype, op, &ro))
-		return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+		return KP_COLL_PASS(PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request),
+				    PMPIX_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, KP_PINFO, request));
 	r = kp_coll_new(c);
 	kp_build_scan(&r->coll->s, IN_PLACE(sendbuf) ? NULL : sendbuf, recvbuf, (size_t)count,
 		      &ro, true);
@@ -197,8 +204,10 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 
 	for (int i = 0; i < c->size; i++) {
 		if (recvcounts[i] < 0)
-			return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
-						    comm, request);
+			return KP_COLL_PASS(PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
+						    comm, request),
+				    PMPIX_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op,
+						    comm, KP_PINFO, request));
 		total += recvcounts[i];
 	}
 	/* recvcounts is significant on every member: the same total everywhere */
@@ -223,8 +232,10 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 	if (!c || recvcount < 0 || (!ip && sendcount < 0) || too_many(c, recvcount) ||
 	    too_many(c, sendcount) || small(recvcount, recvtype, c->size))
-		return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-				      comm, request);
+		return KP_COLL_PASS(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				      comm, request),
+				    PMPIX_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				      comm, KP_PINFO, request));
 	r = kp_coll_new(c);
 	rb = kp_coll_buf(r, recvbuf, recvcount * c->size, recvtype, ip, true, &rbytes);
 	if (!ip)
@@ -247,8 +258,10 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 
 	if (!c || recvcount < 0 || (!ip && sendcount < 0) || too_many(c, recvcount) ||
 	    small(recvcount, recvtype, c->size))
-		return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-				       comm, request);
+		return KP_COLL_PASS(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				       comm, request),
+				    PMPIX_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				       comm, KP_PINFO, request));
 	r = kp_coll_new(c);
 	rb = kp_coll_buf(r, recvbuf, recvcount * c->size, recvtype, ip, true, &rbytes);
 	if (!ip)
@@ -273,8 +286,10 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, recvcount) ||
 	    (c->rank == root ? small(recvcount, recvtype, c->size) :
 			       small(sendcount, sendtype, c->size)))
-		return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-				    root, comm, request);
+		return KP_COLL_PASS(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				    root, comm, request),
+				    PMPIX_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				    root, comm, KP_PINFO, request));
 	is_root = c->rank == root;
 	ip = is_root && IN_PLACE(sendbuf);
 	r = kp_coll_new(c);
@@ -302,8 +317,10 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, sendcount) ||
 	    (c->rank == root ? small(sendcount, sendtype, c->size) :
 			       small(recvcount, recvtype, c->size)))
-		return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-				     root, comm, request);
+		return KP_COLL_PASS(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				     root, comm, request),
+				    PMPIX_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+				     root, comm, KP_PINFO, request));
 	is_root = c->rank == root;
 	ip = is_root && IN_PLACE(recvbuf);
 	r = kp_coll_new(c);
@@ -340,8 +357,10 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 
 	if (!c || bad_root(c, root) || sendcount < 0 ||
 	    (c->rank == root && (any_negative(recvcounts, c->size) || !displs)))
-		return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-				     recvtype, root, comm, request);
+		return KP_COLL_PASS(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+				     recvtype, root, comm, request),
+				    PMPIX_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+				     recvtype, root, comm, KP_PINFO, request));
 	is_root = c->rank == root;
 	ip = is_root && IN_PLACE(sendbuf);
 	r = kp_coll_new(c);
@@ -371,8 +390,10 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 
 	if (!c || bad_root(c, root) || recvcount < 0 ||
 	    (c->rank == root && (any_negative(sendcounts, c->size) || !displs)))
-		return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-				      recvtype, root, comm, request);
+		return KP_COLL_PASS(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+				      recvtype, root, comm, request),
+				    PMPIX_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+				      recvtype, root, comm, KP_PINFO, request));
 	is_root = c->rank == root;
 	ip = is_root && IN_PLACE(recvbuf);
 	r = kp_coll_new(c);
@@ -401,8 +422,10 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	void *rb;
 
 	if (!c || (!ip && sendcount < 0) || any_negative(recvcounts, c->size) || !displs)
-		return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-					recvtype, comm, request);
+		return KP_COLL_PASS(PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+					recvtype, comm, request),
+				    PMPIX_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+					recvtype, comm, KP_PINFO, request));
 	r = kp_coll_new(c);
 	bc = sizes(c->size, 2);
 	rb = kp_coll_vec(r, recvbuf, recvcounts, displs, recvtype, c->size, ip, true, bc,
@@ -431,8 +454,10 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 
 	if (!c || any_negative(recvcounts, c->size) || !rdispls ||
 	    (!ip && (any_negative(sendcounts, c->size) || !sdispls)))
-		return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-				       rdispls, recvtype, comm, request);
+		return KP_COLL_PASS(PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+				       rdispls, recvtype, comm, request),
+				    PMPIX_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+				       rdispls, recvtype, comm, KP_PINFO, request));
 	n = c->size;
 	r = kp_coll_new(c);
 	bc = sizes(n, 4);	/* send counts, displacements; receive counts, displacements */

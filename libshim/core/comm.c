@@ -211,16 +211,28 @@ int kp_err(MPI_Comm comm, int code)
 	return rc_;					\
 } while (0)
 
+/* A constructor whose new communicator has a topology (coll_neighbor.c) */
+#define WRAP_TOPO(call, out, after) do {		\
+	int rc_ = KP_PMPI(call);			\
+	if (rc_ == MPI_SUCCESS && kp.active) {		\
+		kp_comm_new(out);			\
+		if (*(out) != MPI_COMM_NULL)		\
+			after;				\
+	}						\
+	return rc_;					\
+} while (0)
+
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
 	KP_GUARD();
-	WRAP_NEW(PMPI_Comm_dup(comm, newcomm), newcomm);
+	WRAP_TOPO(PMPI_Comm_dup(comm, newcomm), newcomm, kp_coll_topo_dup(comm, *newcomm));
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
 	KP_GUARD();
-	WRAP_NEW(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
+	WRAP_TOPO(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm,
+		  kp_coll_topo_dup(comm, *newcomm));
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
@@ -272,8 +284,8 @@ int MPI_Dist_graph_create(MPI_Comm old, int n, const int sources[], const int de
 			  MPI_Comm *newcomm)
 {
 	KP_GUARD();
-	WRAP_NEW(PMPI_Dist_graph_create(old, n, sources, degrees, dest, weights, info, reorder,
-					newcomm), newcomm);
+	WRAP_TOPO(PMPI_Dist_graph_create(old, n, sources, degrees, dest, weights, info, reorder,
+					 newcomm), newcomm, kp_coll_topo_created(*newcomm));
 }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm old, int indegree, const int sources[],
@@ -282,9 +294,9 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm old, int indegree, const int sources
 				   MPI_Comm *newcomm)
 {
 	KP_GUARD();
-	WRAP_NEW(PMPI_Dist_graph_create_adjacent(old, indegree, sources, sourceweights, outdegree,
-						 dest, destweights, info, reorder, newcomm),
-		 newcomm);
+	WRAP_TOPO(PMPI_Dist_graph_create_adjacent(old, indegree, sources, sourceweights, outdegree,
+						  dest, destweights, info, reorder, newcomm),
+		  newcomm, kp_coll_topo_created(*newcomm));
 }
 
 int MPI_Intercomm_merge(MPI_Comm inter, int high, MPI_Comm *newcomm)

@@ -611,11 +611,16 @@ void kp_shutdown(void)
 		kp_progress_hook(false);
 		kp_log(1, "rendezvous sends through channels: %llu", (unsigned long long)kp_rts_sent());
 		if (kp.coll) {
-			uint64_t posted, deferred;
+			uint64_t posted, deferred, fam[KP_CF_NR], persistent;
 
 			kp_coll_counts(&posted, &deferred);
 			kp_log(1, "collective schedules run by the module: %llu (%llu waited for room)",
 			       (unsigned long long)posted, (unsigned long long)deferred);
+			kp_coll_family_counts(fam, &persistent);
+			kp_log(1, "of them barrier %llu, alltoallw %llu, neighbourhood %llu, persistent starts %llu",
+			       (unsigned long long)fam[KP_CF_BARRIER],
+			       (unsigned long long)fam[KP_CF_ALLTOALLW],
+			       (unsigned long long)fam[KP_CF_NEIGHBOR], (unsigned long long)persistent);
 		}
 		kp_rts_fini();
 		kp_run_delay_close();

@@ -3,8 +3,10 @@
  * Persistent requests: *_init make an inactive kprog request, Start and
  * Startall post it; a completed one goes back to inactive on Wait/Test.
  * The datatype is duplicated so that the user may free theirs meanwhile.
+ * Persistent collectives (MPIX_*_init, coll_persist.c) start here too.
  */
 #include "shim.h"
+#include "coll.h"
 
 static int init_req(int kind, int mode, const void *buf, int count, MPI_Datatype type,
 		    int peer, int tag, MPI_Comm comm, struct kp_comm *c, MPI_Request *req)
@@ -85,6 +87,8 @@ static int start_one(struct kp_req *r)
 		return MPI_ERR_REQUEST;
 	if (r->kind == KR_SEND)
 		return kp_start_send(r);
+	if (r->kind == KR_COLL)
+		return kp_coll_restart(r);	/* MPIX_*_init: coll_persist.c */
 	r->post_tick = kp_wp_on ? kp_ticks() : 0;	/* the profiler's receive start */
 	return kp_start_recv(r);
 }

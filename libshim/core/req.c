@@ -179,6 +179,8 @@ void kp_req_release(struct kp_req *r)
 {
 	if (r->shared)
 		return;
+	if (r->coll)
+		kp_coll_free(r);	/* a persistent collective's kept schedule */
 	kp_req_drop(r);
 	if (r->type_dup) {
 		PMPI_Type_free(&r->type);
@@ -245,6 +247,7 @@ void kp_complete_now(struct kp_req *r, int src, int tag, size_t bytes)
 }
 
 void (*kp_coll_done)(struct kp_req *r, const struct kprog_cqe *cqe);
+void (*kp_coll_free)(struct kp_req *r);
 
 void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 {

@@ -121,6 +121,7 @@ struct kp_comm {
 	bool freed;		/* removed from the table by Comm_free */
 	bool spans;		/* has ranks of other nodes (network transport) */
 	uint32_t coll_seq;	/* nonblocking collectives started: the next one's tag */
+	uint32_t nbr_max;	/* distributed graph: most neighbours (in + out) of a member */
 	struct kp_comm *next;
 };
 
@@ -132,6 +133,9 @@ void kp_comm_get(struct kp_comm *c);
 void kp_comm_put(struct kp_comm *c);
 void kp_comm_fini(void);
 void kp_comm_forget(MPI_Comm comm);	/* after Comm_free/Comm_disconnect */
+/* Neighbourhood collectives (coll_neighbor.c): a distributed graph's bound, agreed at creation */
+void kp_coll_topo_created(MPI_Comm comm);
+void kp_coll_topo_dup(MPI_Comm old, MPI_Comm dup);
 int kp_err(MPI_Comm comm, int code);	/* invoke the errhandler, return code */
 
 /* Open MPI's own context id of a communicator (ompi_cid.c) */
@@ -250,6 +254,13 @@ int kp_post(struct kp_req *r, unsigned long ioc);	/* MPI error code */
 void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe);
 /* Completion of a KR_COLL request; set by coll.c, so req.c needs no coll.c. */
 extern void (*kp_coll_done)(struct kp_req *r, const struct kprog_cqe *cqe);
+/*
+ * A request of a collective kprog runs (coll.c), and the bytes its
+ * schedule sends: the profiler files waits on it as Wait at NxN.
+ */
+bool kp_coll_req(MPI_Request h, uint64_t *bytes);
+/* Frees a persistent collective's kept schedule at its release (coll.c). */
+extern void (*kp_coll_free)(struct kp_req *r);
 void kp_complete_now(struct kp_req *r, int src, int tag, size_t bytes);
 void kp_cancel(struct kp_req *r);
 bool kp_outstanding_internal(void);

@@ -559,6 +559,7 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
 	struct kp_wp_call w;
 	MPI_Status st;
+	uint64_t cbytes;
 	int rc;
 
 	if (!kp_wp_profiling())
@@ -566,6 +567,13 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status)
 	if (status == MPI_STATUS_IGNORE) {
 		memset(&st, 0, sizeof(st));	/* a send leaves it as it is */
 		status = &st;
+	}
+	if (req && kp_coll_req(*req, &cbytes)) {
+		/* a collective kprog runs: Wait at NxN, by the bytes it sends */
+		kp_wp_enter(&w, __builtin_return_address(0), KP_WP_WAIT_NBC);
+		rc = kp_mpi_wait(req, status);
+		kp_wp_leave(&w, KP_WP_WAIT_NBC, cbytes);
+		return rc;
 	}
 	kp_wp_enter(&w, __builtin_return_address(0), KP_WP_WAIT);
 	rc = kp_mpi_wait(req, status);
@@ -577,8 +585,8 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 {
 	struct kp_wp_call w;
 	MPI_Status local[32], *st = statuses;
-	uint64_t bytes = 0;
-	int rc, i;
+	uint64_t bytes = 0, nbc_bytes = 0, cbytes;
+	int rc, i, fn;
 
 	if (!kp_wp_profiling())
 		return kp_mpi_waitall(n, reqs, statuses);
@@ -588,11 +596,15 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 		st = MPI_STATUSES_IGNORE;
 	else if (st != statuses)
 		memset(st, 0, sizeof(*st) * (size_t)n);
-	kp_wp_enter(&w, __builtin_return_address(0), KP_WP_WAITALL);
+	/* only kprog's collectives in the array: Wait at NxN, as MPI_Wait */
+	for (i = 0; i < n && kp_coll_req(reqs[i], &cbytes); i++)
+		nbc_bytes += cbytes;
+	fn = n > 0 && i == n ? KP_WP_WAITALL_NBC : KP_WP_WAITALL;
+	kp_wp_enter(&w, __builtin_return_address(0), fn);
 	rc = kp_mpi_waitall(n, reqs, st);
 	for (i = 0; st != MPI_STATUSES_IGNORE && i < n; i++)
 		bytes += kp_wp_status_bytes(&st[i]);
-	kp_wp_leave(&w, KP_WP_WAITALL, bytes);
+	kp_wp_leave(&w, fn, fn == KP_WP_WAITALL_NBC ? nbc_bytes : bytes);
 	if (st != statuses && st != local && st != MPI_STATUSES_IGNORE)
 		free(st);
 	return rc;

@@ -37,6 +37,7 @@ static int nactive;
 static void counting_update(void)
 {
 	kp_mon_counting = nactive > 0 && kp_mon_src_needs_pass();
+	kp_mon_active = nactive > 0;
 }
 
 int MPI_M_init(void)

@@ -8,9 +8,11 @@
 
 #include <stdbool.h>
 #include <mpi.h>
+#include <linux/kprog.h>
 #include "mon_sess.h"
 
 extern bool kp_mon_counting;	/* a session is active and the shim counts pass-through */
+extern bool kp_mon_active;	/* a session is active: collectives kprog carries are counted */
 
 int kp_mon_src_init(void);
 void kp_mon_src_fini(void);
@@ -18,6 +20,8 @@ int kp_mon_src_read(struct kp_mcount *cur);
 bool kp_mon_src_needs_pass(void);
 const char *kp_mon_src_describe(void);
 void kp_mon_pass_send(MPI_Comm comm, int dest, int count, MPI_Datatype type);
+/* The sends of a schedule handed to the module (peers: world ranks), as collective traffic. */
+void kp_mon_coll_steps(const struct kprog_coll_step *steps, uint32_t n);
 
 /* In the pass-through branch of every send wrapper: one flag test. */
 #define KP_MON_PASS(comm, dest, count, type) do { \

@@ -17,6 +17,14 @@
  * collectives send inside Open MPI is then not seen), and only while a
  * session is active (kp_mon_counting), so that a program without sessions
  * pays one test of a flag.
+ *
+ * Collectives kprog carries (schedules handed to the module, coll.c) are
+ * counted by the shim when it posts them, while a session is active: the
+ * SEND steps of the schedule, by destination, into the collective class
+ * (MPI_M_COLL_ONLY), as Open MPI's coll monitoring counts the messages
+ * its collectives send. The kernel's per-destination counters see only
+ * KPROG_IOC_SEND, so nothing is counted twice; the collectives Open MPI
+ * carries still come only from its MPI_T variables.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,7 +35,9 @@
 #include "mon.h"
 
 bool kp_mon_counting;
+bool kp_mon_active;
 static uint64_t *pass;		/* [kind][world]: sends passed through to PMPI */
+static uint64_t *coll;		/* [kind][world]: sends of schedules kprog ran */
 static int world;
 
 struct pvar {
@@ -150,8 +160,13 @@ int kp_mon_src_init(void)
 	if (!world)
 		PMPI_Comm_size(MPI_COMM_WORLD, &world);
 	pass = calloc((size_t)KP_MK_NKIND * world, sizeof(*pass));
-	if (!pass)
+	coll = calloc((size_t)KP_MK_NKIND * world, sizeof(*coll));
+	if (!pass || !coll) {
+		free(pass);
+		free(coll);
+		pass = coll = NULL;
 		return -1;
+	}
 	mpit_open();
 	return 0;
 }
@@ -160,7 +175,7 @@ void kp_mon_src_fini(void)
 {
 	int i;
 
-	kp_mon_counting = false;
+	kp_mon_counting = kp_mon_active = false;
 	for (i = 0; i < NPVARS; i++) {
 		if (pvars[i].ok) {
 			MPI_T_pvar_stop(tsess, pvars[i].h);
@@ -177,7 +192,8 @@ void kp_mon_src_fini(void)
 		MPI_T_finalize();
 	mpit_up = pml_mon = false;
 	free(pass);
-	pass = NULL;
+	free(coll);
+	pass = coll = NULL;
 }
 
 bool kp_mon_src_needs_pass(void)
@@ -214,6 +230,8 @@ int kp_mon_src_read(struct kp_mcount *cur)
 	for (w = 0; w < world; w++) {
 		*kp_mcount_at(cur, KP_MC_P2P, KP_MK_COUNT, w) += pass[w];
 		*kp_mcount_at(cur, KP_MC_P2P, KP_MK_SIZE, w) += pass[world + w];
+		*kp_mcount_at(cur, KP_MC_COLL, KP_MK_COUNT, w) += coll[w];
+		*kp_mcount_at(cur, KP_MC_COLL, KP_MK_SIZE, w) += coll[world + w];
 	}
 	for (i = 0; i < NPVARS; i++) {
 		struct pvar *p = &pvars[i];
@@ -258,4 +276,28 @@ void kp_mon_pass_send(MPI_Comm comm, int dest, int count, MPI_Datatype type)
 	PMPI_Type_size(type, &size);
 	pass[w]++;
 	pass[world + w] += (uint64_t)size * (uint64_t)count;
+}
+
+void kp_mon_coll_steps(const struct kprog_coll_step *steps, uint32_t n)
+{
+	uint32_t i;
+
+	if (!coll)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct kprog_coll_step *st = &steps[i];
+		uint64_t bytes = st->len;
+
+		if (st->kind != KPROG_STEP_SEND || st->peer < 0 || st->peer >= world)
+			continue;
+		if (st->flags & KPROG_STEP_IOV) {
+			const struct kprog_iov *v = (const void *)(uintptr_t)st->src;
+
+			bytes = 0;
+			for (uint64_t j = 0; v && j < st->len; j++)
+				bytes += v[j].len;
+		}
+		coll[st->peer]++;
+		coll[world + st->peer] += bytes;
+	}
 }

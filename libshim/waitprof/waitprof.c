@@ -5,7 +5,10 @@
  * MPI_Ssend (Late Sender and Late Receiver from the process-local
  * minimum) and the all-to-all collectives MPI_Allreduce, MPI_Alltoall(v),
  * MPI_Allgather(v) and MPI_Barrier (Wait at NxN from the global minimum,
- * a few reductions at MPI_Finalize), per call site (the caller's address:
+ * a few reductions at MPI_Finalize), and MPI_Wait / MPI_Waitall on the
+ * nonblocking collectives kprog runs ("MPI_Wait(nbc)", Wait at NxN too,
+ * size class by the bytes the schedule sends; those Open MPI runs are
+ * plain MPI_Wait: their requests are Open MPI's), per call site (the caller's address:
  * the cheap call path) and logarithmic message-size class. Beyond the
  * seed: for receives kprog's kernel timed (KPROG_JOIN_TIMES), the exact
  * Late Sender time (send post minus receive post, when positive) is added

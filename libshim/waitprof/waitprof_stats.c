@@ -13,7 +13,8 @@
 
 static const char *const names[KP_WP_NFN] = {
 	"MPI_Recv", "MPI_Wait", "MPI_Waitall", "MPI_Ssend", "MPI_Allreduce", "MPI_Alltoall",
-	"MPI_Alltoallv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Barrier",
+	"MPI_Alltoallv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Barrier", "MPI_Wait(nbc)",
+	"MPI_Waitall(nbc)",
 };
 
 const char *kp_wp_fn_name(int fn)

@@ -17,6 +17,7 @@ enum kp_wp_fn {
 	KP_WP_RECV, KP_WP_WAIT, KP_WP_WAITALL, KP_WP_SSEND,		/* local minimum */
 	KP_WP_ALLREDUCE, KP_WP_ALLTOALL, KP_WP_ALLTOALLV, KP_WP_ALLGATHER,
 	KP_WP_ALLGATHERV, KP_WP_BARRIER,				/* global minimum */
+	KP_WP_WAIT_NBC, KP_WP_WAITALL_NBC,	/* waits on kprog's nonblocking collectives */
 	KP_WP_NFN
 };
 #define KP_WP_FIRST_NXN KP_WP_ALLREDUCE

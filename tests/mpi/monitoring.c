@@ -5,7 +5,8 @@
  * ones through the fast path, eager and rendezvous ones through the
  * kernel, blocking, non-blocking and synchronous), with nested,
  * overlapping and suspended/continued sessions, one of them on a
- * sub-communicator; every accessor (get_data, allgather_data,
+ * sub-communicator, and (under the module) a nonblocking collective in the
+ * collective class; every accessor (get_data, allgather_data,
  * rootgather_data, flush, rootflush) must give exactly those counts and
  * sizes; misuse gives the seed's error codes.
  *
@@ -183,6 +184,40 @@ static void check_files(MPI_M_msid id, unsigned mask)
 	MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/*
+ * Strict mode without KPROG_DISABLE (the module runs the collectives; not
+ * in monitoring-xcheck): an MPI_Ialltoall of
+ * 32 KiB blocks, which the shim hands to the module (128 KiB per rank,
+ * above KPROG_COLL_MIN), counts one message of 32 KiB to every other rank
+ * in the collective class and nothing in the point-to-point class. Not
+ * without the module: Open MPI's collective would then add to its pml
+ * monitoring output, which monitoring-xcheck compares.
+ */
+static void coll_session(void)
+{
+	static char sb[N << 15], rb[N << 15];
+	unsigned long c[N], b[N];
+	MPI_M_msid id;
+	MPI_Request req;
+
+	if (!test_strict() || getenv("KPROG_DISABLE"))
+		return;
+	CHECK(MPI_M_start(MPI_COMM_WORLD, &id) == MPI_SUCCESS, "start coll");
+	MPI_CHECK(MPI_Ialltoall(sb, 1 << 15, MPI_BYTE, rb, 1 << 15, MPI_BYTE, MPI_COMM_WORLD,
+				&req));
+	MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+	CHECK(MPI_M_suspend(id) == MPI_SUCCESS, "suspend coll");
+	CHECK(MPI_M_get_data(id, c, b, MPI_M_COLL_ONLY) == MPI_SUCCESS, "coll data");
+	for (int j = 0; j < N; j++) {
+		CHECK(c[j] == (j != rank), "collective messages to %d: %lu", j, c[j]);
+		CHECK(b[j] == (j != rank ? 1u << 15 : 0), "collective bytes to %d: %lu", j, b[j]);
+	}
+	CHECK(MPI_M_get_data(id, c, b, MPI_M_P2P_ONLY) == MPI_SUCCESS, "p2p data");
+	for (int j = 0; j < N; j++)
+		CHECK(c[j] == 0 && b[j] == 0, "point-to-point to %d: %lu, %lu bytes", j, c[j], b[j]);
+	CHECK(MPI_M_free(id) == MPI_SUCCESS, "free coll");
+}
+
 int main(int argc, char **argv)
 {
 	static char bsend_buf[1 << 20];
@@ -269,7 +304,9 @@ int main(int argc, char **argv)
 	phase(1);
 	CHECK(MPI_M_suspend(all) == MPI_SUCCESS, "suspend again");
 	check_session(all, 0x2, MPI_COMM_WORLD, world_map);
-	CHECK(MPI_M_free(all) == MPI_SUCCESS && MPI_M_finalize() == MPI_SUCCESS, "end");
+	CHECK(MPI_M_free(all) == MPI_SUCCESS, "free again");
+	coll_session();
+	CHECK(MPI_M_finalize() == MPI_SUCCESS, "end");
 
 	/*
 	 * MONITORING_EXPECT: rank 0 writes what the whole run sent (phases 0,

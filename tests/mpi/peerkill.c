@@ -11,6 +11,9 @@
  *     -m unposted  the survivor sends, the victim dies without posting the
  *              receive: under kprog a rendezvous send that waits in the
  *              channel (libshim/core/rts.c), not in the kernel
+ *     -m coll  both start MPI_Iallreduce (sum of doubles) of -b bytes, a
+ *              schedule the module runs (libshim/coll/coll.c); the victim dies
+ *              in the middle of it
  *     -b       message size (default 256 MiB: the transfer must outlast -d)
  *     -d       the victim dies this long after both have posted (default 200 ms)
  *     -k kill  the victim raises SIGKILL (default); vm: it resets its whole
@@ -28,6 +31,7 @@
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +93,8 @@ int main(int argc, char **argv)
 	MPI_Request req = MPI_REQUEST_NULL, req2;
 	MPI_Status st;
 	double t0, t;
-	char *buf, probe;
+	char *buf, *out = NULL, probe;
+	bool coll;
 
 	while ((opt = getopt(argc, argv, "m:b:d:k:")) != -1) {
 		switch (opt) {
@@ -98,7 +103,7 @@ int main(int argc, char **argv)
 		case 'd': delay_ms = atoi(optarg); break;
 		case 'k': how = optarg; break;
 		default:
-			fprintf(stderr, "usage: peerkill [-m recv|send|unposted] [-b BYTES] [-d MS] [-k kill|vm]\n");
+			fprintf(stderr, "usage: peerkill [-m recv|send|unposted|coll] [-b BYTES] [-d MS] [-k kill|vm]\n");
 			return 2;
 		}
 	}
@@ -124,7 +129,28 @@ int main(int argc, char **argv)
 	bytes &= ~(size_t)1023;
 	MPI_Type_contiguous(1024, MPI_BYTE, &kib);
 	MPI_Type_commit(&kib);
-	if (rank == 1) {
+	coll = !strcmp(mode, "coll");
+	if (coll) {
+		/* the reduction's output: its own buffer, every page mapped too */
+		out = malloc(bytes);
+		if (!out) {
+			perror("peerkill: malloc");
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+		memset(out, 0, bytes);
+		bytes &= ~(size_t)7;
+		MPI_Barrier(MPI_COMM_WORLD);
+		rc = MPI_Iallreduce(buf, out, (int)(bytes >> 3), MPI_DOUBLE, MPI_SUM,
+				    MPI_COMM_WORLD, &req);
+		if (rank == 1) {
+			usleep(delay_ms * 1000);
+			fprintf(stderr, "peerkill: victim rank 1 (%s) dies now (%s), in MPI_Iallreduce\n",
+				host, how);
+			fflush(stderr);
+			die(how);
+		}
+		mode = "MPI_Iallreduce";
+	} else if (rank == 1) {
 		if (!strcmp(mode, "recv"))
 			MPI_Isend(buf, (int)(bytes >> 10), kib, 0, 1, MPI_COMM_WORLD, &req);
 		else if (!strcmp(mode, "send"))
@@ -135,10 +161,11 @@ int main(int argc, char **argv)
 		fflush(stderr);
 		die(how);
 	}
-	if (!strcmp(mode, "recv"))
+	if (!coll && !strcmp(mode, "recv"))
 		rc = MPI_Irecv(buf, (int)(bytes >> 10), kib, 1, 1, MPI_COMM_WORLD, &req);
-	MPI_Barrier(MPI_COMM_WORLD);
-	if (strcmp(mode, "recv"))
+	if (!coll)
+		MPI_Barrier(MPI_COMM_WORLD);
+	if (!coll && strcmp(mode, "recv"))
 		rc = MPI_Isend(buf, (int)(bytes >> 10), kib, 1, 1, MPI_COMM_WORLD, &req);
 	t0 = now();
 	/*

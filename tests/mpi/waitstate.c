@@ -18,6 +18,11 @@
  *  - Wait at NxN: R times, rank 1 computes T longer before MPI_Allreduce
  *    (late_allreduce()): rank 0's row must show at least half of R x T,
  *    rank 1's less than half of rank 0's.
+ *  - Wait at NxN of a nonblocking collective: the same with
+ *    MPI_Iallreduce of 128 KiB (the module's, from KPROG_COLL_MIN up) and
+ *    MPI_Wait (late_iallreduce()): under the module rank 0's row is
+ *    "MPI_Wait(nbc)", with at least half of R x T, rank 1's less than half
+ *    of rank 0's; without it an Open MPI request, a plain MPI_Wait row.
  * The program sets KPROG_WAITPROF itself and reads its reports after
  * MPI_Finalize; they stay in WAITSTATE_DIR (default: the current
  * directory; ./run's log directory, removed when everything passed).
@@ -80,6 +85,18 @@ __attribute__((noinline)) void late_allreduce(void)
 	double x = 1, y;
 
 	MPI_CHECK(MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+}
+
+#define NBC_COUNT (16 << 10)	/* doubles: 128 KiB, from KPROG_COLL_MIN (64 KiB) up */
+static double nbc_in[NBC_COUNT], nbc_out[NBC_COUNT];
+
+__attribute__((noinline)) void late_iallreduce(void)
+{
+	MPI_Request req;
+
+	MPI_CHECK(MPI_Iallreduce(nbc_in, nbc_out, NBC_COUNT, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
+				 &req));
+	MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
 }
 
 /*
@@ -262,6 +279,12 @@ int main(int argc, char **argv)
 		start -= off;
 		compute_until(start + (rank == 1 ? T : 0));
 		late_allreduce();
+		/* the same for a nonblocking collective's wait */
+		start = now() + 0.02;
+		MPI_CHECK(MPI_Bcast(&start, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+		start -= off;
+		compute_until(start + (rank == 1 ? T : 0));
+		late_iallreduce();
 	}
 	MPI_Finalize();
 
@@ -291,6 +314,25 @@ int main(int argc, char **argv)
 		      late.wait, r.wait);
 		snprintf(path, sizeof(path), "%s.all", prefix);
 		CHECK(access(path, R_OK) == 0, "aggregated report %s", path);
+	}
+	/* the nonblocking collective: its wait, as Wait at NxN under the module */
+	snprintf(path, sizeof(path), "%s.%d", prefix, rank);
+	r = find(path, "late_iallreduce+", kernel ? "MPI_Wait(nbc)" : "MPI_Wait");
+	CHECK(r.found, "no %s row of late_iallreduce in %s", kernel ? "MPI_Wait(nbc)" : "MPI_Wait",
+	      path);
+	CHECK(r.calls == R, "late_iallreduce: %llu waits", r.calls);
+	printf("wait at NxN of MPI_Iallreduce, rank %d: planted %.6f s per call on rank 0; estimate %.6f s\n",
+	       rank, T, r.wait / R);
+	if (rank == 0 && kernel) {
+		struct row late;
+
+		snprintf(path, sizeof(path), "%s.1", prefix);
+		late = find(path, "late_iallreduce+", "MPI_Wait(nbc)");
+		CHECK(late.found, "no MPI_Wait(nbc) row of late_iallreduce in %s", path);
+		CHECK(r.wait > 0.5 * R * T, "Wait at NxN (nbc) %.6f s, planted %.6f s", r.wait,
+		      R * T);
+		CHECK(late.wait < 0.5 * r.wait, "nbc: the late rank waits %.6f s of the early's %.6f s",
+		      late.wait, r.wait);
 	}
 	return 0;
 }
