@@ -224,7 +224,7 @@ static bool get_nbrs(struct kp_comm *c, struct nbrs *nb)
 	}
 }
 
-void kp_coll_topo_created(MPI_Comm comm)
+static void topo_created(MPI_Comm comm)
 {
 	struct kp_comm *c = kp_coll_comm(comm);
 	int topo = MPI_UNDEFINED, nin = 0, nout = 0, wtd;
@@ -239,7 +239,7 @@ void kp_coll_topo_created(MPI_Comm comm)
 		c->nbr_max = most ? most : 1;
 }
 
-void kp_coll_topo_dup(MPI_Comm old, MPI_Comm dup)
+static void topo_dup(MPI_Comm old, MPI_Comm dup)
 {
 	struct kp_comm *o = kp_comm_lookup(old), *d = kp_comm_lookup(dup);
 
@@ -516,4 +516,11 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 			x.rcv[i].p = kp_coll_buf(r, (char *)recvbuf + rdispls[i], recvcounts[i],
 						 recvtypes[i], false, true, &x.rcv[i].len);
 	return nexch_start(r, &x, request);
+}
+
+/* The core's communicator calls reach the two above through these. */
+__attribute__((constructor)) static void topo_hooks(void)
+{
+	kp_coll_topo_created = topo_created;
+	kp_coll_topo_dup = topo_dup;
 }

@@ -212,6 +212,21 @@ int kp_err(MPI_Comm comm, int code)
 } while (0)
 
 /* A constructor whose new communicator has a topology (coll_neighbor.c) */
+void (*kp_coll_topo_created)(MPI_Comm comm);
+void (*kp_coll_topo_dup)(MPI_Comm old, MPI_Comm dup);
+
+static void kp_topo_created(MPI_Comm comm)
+{
+	if (kp_coll_topo_created)
+		kp_coll_topo_created(comm);
+}
+
+static void kp_topo_dup(MPI_Comm old, MPI_Comm dup)
+{
+	if (kp_coll_topo_dup)
+		kp_coll_topo_dup(old, dup);
+}
+
 #define WRAP_TOPO(call, out, after) do {		\
 	int rc_ = KP_PMPI(call);			\
 	if (rc_ == MPI_SUCCESS && kp.active) {		\
@@ -225,14 +240,14 @@ int kp_err(MPI_Comm comm, int code)
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
 	KP_GUARD();
-	WRAP_TOPO(PMPI_Comm_dup(comm, newcomm), newcomm, kp_coll_topo_dup(comm, *newcomm));
+	WRAP_TOPO(PMPI_Comm_dup(comm, newcomm), newcomm, kp_topo_dup(comm, *newcomm));
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
 	KP_GUARD();
 	WRAP_TOPO(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm,
-		  kp_coll_topo_dup(comm, *newcomm));
+		  kp_topo_dup(comm, *newcomm));
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
@@ -285,7 +300,7 @@ int MPI_Dist_graph_create(MPI_Comm old, int n, const int sources[], const int de
 {
 	KP_GUARD();
 	WRAP_TOPO(PMPI_Dist_graph_create(old, n, sources, degrees, dest, weights, info, reorder,
-					 newcomm), newcomm, kp_coll_topo_created(*newcomm));
+					 newcomm), newcomm, kp_topo_created(*newcomm));
 }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm old, int indegree, const int sources[],
@@ -296,7 +311,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm old, int indegree, const int sources
 	KP_GUARD();
 	WRAP_TOPO(PMPI_Dist_graph_create_adjacent(old, indegree, sources, sourceweights, outdegree,
 						  dest, destweights, info, reorder, newcomm),
-		  newcomm, kp_coll_topo_created(*newcomm));
+		  newcomm, kp_topo_created(*newcomm));
 }
 
 int MPI_Intercomm_merge(MPI_Comm inter, int high, MPI_Comm *newcomm)

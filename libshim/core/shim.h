@@ -134,8 +134,13 @@ void kp_comm_put(struct kp_comm *c);
 void kp_comm_fini(void);
 void kp_comm_forget(MPI_Comm comm);	/* after Comm_free/Comm_disconnect */
 /* Neighbourhood collectives (coll_neighbor.c): a distributed graph's bound, agreed at creation */
-void kp_coll_topo_created(MPI_Comm comm);
-void kp_coll_topo_dup(MPI_Comm old, MPI_Comm dup);
+/*
+ * The neighbourhood collectives' topology records (coll/coll_neighbor.c),
+ * reached through pointers it sets when the library loads, so that the
+ * core's communicator calls do not call up into a layer (no circle).
+ */
+extern void (*kp_coll_topo_created)(MPI_Comm comm);
+extern void (*kp_coll_topo_dup)(MPI_Comm old, MPI_Comm dup);
 int kp_err(MPI_Comm comm, int code);	/* invoke the errhandler, return code */
 
 /* Open MPI's own context id of a communicator (ompi_cid.c) */
