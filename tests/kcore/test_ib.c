@@ -325,6 +325,8 @@ static void peer_job(struct peer_ctx *c)
 	c->e = kt_open();
 	c->owed = 0;
 	ASSERT_OK(kt_join_map(c->e, c->key, 0, 2, map2, 2, 0));
+	/* connecting nodes is the administrator's (conn_admin) */
+	mock_default_proc->caps |= BIT_ULL(CAP_NET_ADMIN);
 	ASSERT_OK(net_conn(c->e, KPROG_NET_PREPARE, NULL, NULL, &nc));
 	c->p = mock_ib_peer_new(2);
 	peer_report(c->p, &r);
@@ -333,6 +335,7 @@ static void peer_job(struct peer_ctx *c)
 	ASSERT_EQ(nc.status, KPROG_NET_CONNECTED);
 	mock_ib_peer_connect(c->p, mine.qpn, mine.psn);
 	EXPECT_EQ(mock_ib_qp_state(mock_ib_qp(mine.qpn)), IB_QPS_RTS);
+	mock_default_proc->caps &= ~BIT_ULL(CAP_NET_ADMIN);
 }
 
 static u8 wire[KPROG_IB_EAGER_HDR + 65536];
@@ -577,6 +580,96 @@ TEST(ib__an_idle_connection_finds_its_lost_node_by_keepalive)
 	EXPECT_EQ(mock_ib_nr_qps(), 0);
 }
 
+/* An eager message each way between rank 0 here and the peer's rank 1. */
+static void peer_traffic_flows(struct peer_ctx *c, u64 id)
+{
+	struct kprog_ib_parsed m;
+	struct kprog_post p;
+	struct kprog_env ev = env(1, 0, 7, 8);
+	u32 n;
+
+	n = kprog_ib_put_eager(wire, c->key, &ev, 0);
+	peer_send(c, n + 8, false, 0);
+	EXPECT_OK(kt_recv(c->e, 1, 7, rbuf, 8, id, 0, &p));
+	EXPECT_OK(kt_send(c->e, 1, 9, sbuf, 8, id + 1, 0, &p));
+	mock_ib_run();
+	EXPECT_CQE(c->e, id, 8, 0);
+	EXPECT(peer_recv_data(c, &m, NULL, NULL) && m.type == KPROG_IB_EAGER);
+}
+
+/*
+ * One connection per node pair carries every job of both nodes. Another
+ * user, whose job spans the same node, hands in a made-up peer end: before
+ * conn_admin it reset the connection (every job lost the node); now only
+ * CAP_NET_ADMIN may make, connect or drop an end, and reading this node's
+ * end or confirming a connection stays open to all.
+ */
+TEST(ib__another_user_cannot_reset_or_make_the_connection_jobs_share)
+{
+	static const u32 map3[3] = { 0, 1, 2 };
+	struct kprog_net_qp mine, fake;
+	struct kprog_net_conn nc;
+	struct mock_proc *eve = mock_proc_new(2000);
+	struct peer_ctx c;
+	struct kt_ep *e;
+
+	peer_job(&c);
+	peer_traffic_flows(&c, 100);
+	e = kt_open_as(eve);
+	ASSERT_OK(kt_join_map(e, kt_new_key(), 0, 3, map3, 3, 0));
+	/* this node's end is anyone's to read */
+	ASSERT_OK(net_conn(e, KPROG_NET_PREPARE, NULL, NULL, &nc));
+	mine = nc.local;
+	EXPECT_EQ(mine.remote_qpn, mock_ib_peer_qpn(c.p));
+	/* a made-up peer end: the pair rule would drop the connection */
+	peer_report(c.p, &fake);
+	fake.qpn = 0x4242;
+	EXPECT_ERR(net_conn(e, KPROG_NET_CONNECT, &mine, &fake, &nc), -EPERM);
+	/* the truth confirms the connection for anyone */
+	peer_report(c.p, &fake);
+	fake.remote_qpn = mine.qpn;
+	EXPECT_OK(net_conn(e, KPROG_NET_CONNECT, &mine, &fake, &nc));
+	EXPECT_EQ(nc.status, KPROG_NET_CONNECTED);
+	/* no new end toward another node either */
+	memset(&nc, 0, sizeof(nc));
+	nc.op = KPROG_NET_PREPARE;
+	nc.peer.family = AF_INET;
+	nc.peer.addr[0] = 127;
+	nc.peer.addr[3] = 3;
+	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_NET_CONN, &nc), -EPERM);
+	EXPECT_EQ(mock_ib_nr_qps(), 1);
+	/* the jobs that use the connection never noticed */
+	mock_ib_run();
+	peer_traffic_flows(&c, 200);
+	EXPECT_EQ(mock_ib_qp_state(mock_ib_qp(mine.qpn)), IB_QPS_RTS);
+}
+
+TEST(ib__with_conn_admin_off_any_user_drops_a_connection_as_before)
+{
+	struct kprog_net_qp mine, fake;
+	struct kprog_net_conn nc;
+	struct peer_ctx c;
+	struct kt_ep *e;
+
+	mock_ib_dev_add(1);
+	kprog_ib_conn_admin = 2;
+	EXPECT_ERR(kt_ib_load_params(), -EINVAL);
+	EXPECT_PRINTK("conn_admin");
+	mock_ib_dev_remove(mock_ib_dev_add(9));
+	peer_job(&c);
+	kprog_ib_conn_admin = 0;
+	e = kt_open_as(mock_proc_new(2000));
+	ASSERT_OK(kt_join_map(e, kt_new_key(), 0, 2, map2, 2, 0));
+	ASSERT_OK(net_conn(e, KPROG_NET_PREPARE, NULL, NULL, &nc));
+	mine = nc.local;
+	peer_report(c.p, &fake);
+	fake.qpn = 0x4242;
+	EXPECT_OK(net_conn(e, KPROG_NET_CONNECT, &mine, &fake, &nc));
+	EXPECT_EQ(nc.status, KPROG_NET_AGAIN);
+	mock_ib_run();
+	EXPECT_EQ(mock_ib_nr_qps(), 0);
+}
+
 /* ---------------------------------------------------------------------
  * Allocation failures
  */
@@ -597,6 +690,8 @@ TEST(ib__net_conn_prepare_unwinds_every_allocation_failure)
 	ASSERT_OK(kt_ib_load_params());
 	e = kt_open();
 	ASSERT_OK(kt_join_map(e, kt_new_key(), 0, 2, map2, 2, 0));
+	EXPECT_ERR(prepare_op(e), -EPERM);
+	mock_default_proc->caps |= BIT_ULL(CAP_NET_ADMIN);
 	EXPECT(kt_each_alloc_failure(prepare_op, NULL, e, -ENOMEM) > 10);
 	EXPECT_EQ(mock_ib_nr_qps(), 1);
 }

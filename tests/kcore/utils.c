@@ -68,12 +68,8 @@ int kprog_ib_init_module(void);
 void kprog_ib_cleanup_module(void);
 static bool ib_loaded;
 
-int kt_ib_load(void)
+void kt_ib_params_reset(void)
 {
-	int err;
-
-	if (ib_loaded)
-		kt_fatal(__FILE__, __LINE__, "kt_ib_load(): loaded already");
 	kprog_ib_eager_size = 8192;
 	kprog_ib_recv_bufs = 64;
 	kprog_ib_max_conns = 64;
@@ -82,9 +78,13 @@ int kt_ib_load(void)
 	kprog_ib_max_reads = 8;
 	kprog_ib_conn_mrs = 16;
 	kprog_ib_keepalive_ms = 2000;
-	err = kprog_ib_init_module();
-	ib_loaded = !err;
-	return err;
+	kprog_ib_conn_admin = 1;
+}
+
+int kt_ib_load(void)
+{
+	kt_ib_params_reset();
+	return kt_ib_load_params();
 }
 
 /* Same as kt_ib_load() but with the parameters as the test set them. */
@@ -118,6 +118,7 @@ void kt_before_each(const struct kt_test *t)
 {
 	mock_reset();
 	kt_params_reset();
+	kt_ib_params_reset();
 	kt_stub_nl_init_err = 0;
 	memset(eps, 0, sizeof(eps));
 	neps = 0;

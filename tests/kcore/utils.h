@@ -35,6 +35,7 @@ void kt_unload(void);
  */
 int kt_ib_load(void);
 int kt_ib_load_params(void);
+void kt_ib_params_reset(void);	/* done before every test */
 void kt_ib_unload(void);
 /* Module parameters back to their defaults (done before every test). */
 void kt_params_reset(void);
