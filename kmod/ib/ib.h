@@ -76,6 +76,7 @@ extern unsigned int kprog_ib_reg_pages;
 extern unsigned int kprog_ib_max_reads;
 extern unsigned int kprog_ib_conn_mrs;
 extern unsigned int kprog_ib_keepalive_ms;
+extern unsigned int kprog_ib_conn_admin;
 
 /**
  * struct kprog_ib_addr - a node's address, as connections see it

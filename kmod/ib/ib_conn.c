@@ -70,6 +70,7 @@
 #include <linux/random.h>
 #include <linux/seq_file.h>
 #include <linux/completion.h>
+#include <linux/capability.h>
 #include <net/ipv6.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
@@ -1142,6 +1143,21 @@ struct kprog_ib_conn *kprog_ib_conn_get(const struct kprog_node_addr *na,
 }
 
 /*
+ * May the caller change a node pair (make an end, connect it, drop it)?
+ * One connection per pair of nodes carries every job of both nodes, and
+ * the ends it is made from come from user space: with conn_admin (the
+ * default) only CAP_NET_ADMIN may change it, so that a user cannot reset
+ * the connection other users' jobs use, nor connect a fresh end to a QP
+ * of its own. Anyone may read this node's end and have an existing
+ * connection confirmed (READY), which is all a job needs once the nodes
+ * are connected (docs/rdma.md: connecting nodes).
+ */
+static bool kprog_ib_may_change(void)
+{
+	return !kprog_ib_conn_admin || capable(CAP_NET_ADMIN);
+}
+
+/*
  * KPROG_NET_CONNECT: apply the pair rule to this end and the peer's
  * report @r; @mine is what PREPARE reported here.
  */
@@ -1179,6 +1195,11 @@ static int kprog_ib_net_connect(const struct kprog_ib_addr *a,
 	spin_unlock_bh(&conn->lock);
 	step = kprog_ib_pair_step(qpn, mine->qpn, remote, r->qpn,
 				  r->remote_qpn);
+	if ((step == KPROG_IB_PAIR_CONNECT || step == KPROG_IB_PAIR_RESET) &&
+	    !kprog_ib_may_change()) {
+		err = -EPERM;
+		step = KPROG_IB_PAIR_WAIT;
+	}
 	switch (step) {
 	case KPROG_IB_PAIR_READY:
 		*status = KPROG_NET_CONNECTED;
@@ -1226,6 +1247,8 @@ int kprog_ib_net_conn(struct kprog_net_conn *c)
 	switch (c->op) {
 	case KPROG_NET_PREPARE:
 		conn = kprog_ib_conn_lookup(&a);
+		if (!conn && !kprog_ib_may_change())
+			return -EPERM;
 		if (!conn)
 			conn = kprog_ib_conn_make(&a);
 		if (IS_ERR(conn))

@@ -65,6 +65,11 @@ module_param_named(keepalive_ms, kprog_ib_keepalive_ms, uint, 0444);
 MODULE_PARM_DESC(keepalive_ms,
 		 "Probe an established connection this often, in ms, so that a node that vanished while nothing was in flight fails its operations (ACK timeout and retries add about 8 s); 0 = off, else [100, 600000] (default 2000)");
 
+unsigned int kprog_ib_conn_admin = 1;
+module_param_named(conn_admin, kprog_ib_conn_admin, uint, 0444);
+MODULE_PARM_DESC(conn_admin,
+		 "1: making or dropping a connection between two nodes (KPROG_IOC_NET_CONN) needs CAP_NET_ADMIN, so that no user can disturb the connection other users' jobs share; 0: any user whose job spans the node may (default 1)");
+
 static char *kprog_ib_node_addr_param = "";
 module_param_named(node_addr, kprog_ib_node_addr_param, charp, 0444);
 MODULE_PARM_DESC(node_addr,
@@ -209,6 +214,10 @@ static int kprog_ib_check_params(void)
 	if (kprog_ib_keepalive_ms &&
 	    (kprog_ib_keepalive_ms < 100 || kprog_ib_keepalive_ms > 600000)) {
 		pr_err("kprog_ib: keepalive_ms must be 0 or in [100, 600000]\n");
+		return -EINVAL;
+	}
+	if (kprog_ib_conn_admin > 1) {
+		pr_err("kprog_ib: conn_admin must be 0 or 1\n");
 		return -EINVAL;
 	}
 	if (kprog_ib_parse_node_addr(kprog_ib_node_addr_param)) {

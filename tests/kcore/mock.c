@@ -126,6 +126,7 @@ bool mock_check_error(u64 *mask)
 }
 
 u64 mock_kmalloc_errors;
+long mock_kmalloc_fail_nth;
 u64 mock_copy_from_user_errors;
 u64 mock_copy_to_user_errors;
 u64 mock_gup_errors;
@@ -291,6 +292,7 @@ int mock_bug_lookup(unsigned long addr, const char **file, int *line,
 void mock_reset(void)
 {
 	mock_kmalloc_errors = 0;
+	mock_kmalloc_fail_nth = 0;
 	mock_copy_from_user_errors = 0;
 	mock_copy_to_user_errors = 0;
 	mock_gup_errors = 0;
@@ -303,6 +305,8 @@ void mock_reset(void)
 	mock_wakeups = mock_schedules = mock_cond_rescheds = 0;
 	mock_lock_acquires = 0;
 	mock_dev_reset();
+	mock_lib_reset();
+	mock_ib_reset();
 	mock_sched_reset();
 	mock_set_cpus(1, 0);
 	mock_housekeeping_cpus = ~0UL;
@@ -310,6 +314,7 @@ void mock_reset(void)
 
 void mock_check_clean(void)
 {
+	mock_ib_check();
 	mock_lock_check();
 	mock_work_check();
 	mock_sched_check();
@@ -322,6 +327,7 @@ void mock_check_clean(void)
 /* Forgets everything without checking: the module may still point at it. */
 void mock_abandon(void)
 {
+	mock_ib_forget();
 	mock_lock_forget();
 	mock_work_forget();
 	mock_dev_forget();

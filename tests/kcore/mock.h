@@ -24,6 +24,8 @@
  * bitmap_zalloc(), alloc_workqueue(). A failed one returns NULL.
  */
 extern u64 mock_kmalloc_errors;
+/* The n-th allocation from now fails (beyond the masks' 64); 0: off. */
+extern long mock_kmalloc_fail_nth;
 /* _copy_from_user() and get_user(): nothing copied, -EFAULT. */
 extern u64 mock_copy_from_user_errors;
 /* _copy_to_user() and put_user(): nothing copied, -EFAULT. */

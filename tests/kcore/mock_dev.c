@@ -108,6 +108,7 @@ loff_t noop_llseek(struct file *file, loff_t offset, int whence)
 }
 
 const struct kernel_param_ops param_ops_uint;
+const struct kernel_param_ops param_ops_charp;
 const struct kernel_param_ops param_ops_int;
 struct module __this_module = { .name = "kprog" };
 
@@ -281,6 +282,54 @@ int seq_release(struct inode *inode, struct file *file)
 
 	free(m->buf);
 	mock_free(m, KFREE_KINDS, "seq_release", CALLER);
+	return 0;
+}
+
+/* single_open(): one show() call; its seq_operations allocated as the kernel's are. */
+static void *mock_single_start(struct seq_file *p, loff_t *pos)
+{
+	return *pos ? NULL : SEQ_START_TOKEN;
+}
+
+static void *mock_single_next(struct seq_file *p, void *v, loff_t *pos)
+{
+	++*pos;
+	return NULL;
+}
+
+static void mock_single_stop(struct seq_file *p, void *v)
+{
+}
+
+int single_open(struct file *file, int (*show)(struct seq_file *, void *),
+		void *data)
+{
+	struct seq_operations *op = mock_alloc(sizeof(*op), GFP_KERNEL,
+					       MOCK_KMALLOC, CALLER);
+	int err;
+
+	if (!op)
+		return -ENOMEM;
+	op->start = mock_single_start;
+	op->next = mock_single_next;
+	op->stop = mock_single_stop;
+	op->show = show;
+	err = seq_open(file, op);
+	if (err) {
+		mock_free(op, KFREE_KINDS, "single_open", CALLER);
+		return err;
+	}
+	((struct seq_file *)file->private_data)->private = data;
+	return 0;
+}
+
+int single_release(struct inode *inode, struct file *file)
+{
+	const struct seq_operations *op =
+		((struct seq_file *)file->private_data)->op;
+
+	seq_release(inode, file);
+	mock_free(op, KFREE_KINDS, "single_release", CALLER);
 	return 0;
 }
 

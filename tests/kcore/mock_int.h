@@ -72,8 +72,17 @@ void mock_sched_check(void);
 void mock_sched_forget(void);
 
 /* mock_work.c */
+void mock_work_timers(void);
 void mock_work_check(void);
 void mock_work_forget(void);
+
+/* mock_lib.c */
+void mock_lib_reset(void);
+
+/* mock_ib.c */
+void mock_ib_reset(void);
+void mock_ib_check(void);
+void mock_ib_forget(void);
 
 /* mock_dev.c */
 void mock_dev_reset(void);

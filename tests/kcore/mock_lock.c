@@ -284,10 +284,14 @@ void mock_check_context(const char *who, void *fn)
 {
 	char buf[256];
 
+	char lbuf[256] = "";
+
+	if (nheld)
+		mock_where(held[nheld - 1].pc, lbuf, sizeof(lbuf));
 	if (nheld || !mock_irqs_enabled() || preempt_count())
 		kt_fail(who, 0,
-			"%s returned with %d locks held, irqs %s, preempt_count %#x",
-			mock_where(fn, buf, sizeof(buf)), nheld,
+			"%s returned with %d locks held (the last taken in %s), irqs %s, preempt_count %#x",
+			mock_where(fn, buf, sizeof(buf)), nheld, lbuf,
 			mock_irqs_enabled() ? "on" : "off", preempt_count());
 }
 

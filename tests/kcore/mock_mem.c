@@ -68,6 +68,8 @@ void *mock_alloc(size_t size, gfp_t flags, enum mock_kind kind, void *pc)
 		mock_might_sleep(pc, "sleeping allocation");
 	if (mock_check_error(&mock_kmalloc_errors))
 		return NULL;
+	if (mock_kmalloc_fail_nth && !--mock_kmalloc_fail_nth)
+		return NULL;
 	if (!size && kind <= MOCK_KVMALLOC)
 		return ZERO_SIZE_PTR;
 	if (kind >= MOCK_VMALLOC)
@@ -336,6 +338,49 @@ void *xa_store(struct xarray *xa, unsigned long index, void *entry, gfp_t gfp)
 }
 
 void *xa_erase(struct xarray *xa, unsigned long index)
+{
+	return xa_remove(xa, index, CALLER);
+}
+
+/*
+ * The allocating XArray of kprog_ib's transfer ids: the lowest free index
+ * from *next on (wrapping within @limit). The kernel drops the xa_lock to
+ * allocate with a sleeping @gfp; here the node is allocated without
+ * sleeping (the caller holds the lock), with the same failure mask.
+ */
+int __xa_alloc_cyclic(struct xarray *xa, u32 *id, void *entry,
+		      struct xa_limit limit, u32 *next, gfp_t gfp)
+{
+	struct mock_xa_node **pp, *n;
+	u32 i = max(*next, limit.min);
+	bool wrapped = false;
+
+	for (;;) {
+		if (i > limit.max || i < limit.min) {
+			if (wrapped)
+				return -EBUSY;
+			wrapped = true;
+			i = limit.min;
+		}
+		pp = xa_slot(xa, i);
+		if (!*pp || (*pp)->index != i)
+			break;
+		i++;
+	}
+	n = mock_alloc(sizeof(*n), gfp & ~__GFP_DIRECT_RECLAIM, MOCK_KMALLOC,
+		       CALLER);
+	if (!n)
+		return -ENOMEM;
+	n->index = i;
+	n->entry = entry;
+	n->next = *pp;
+	*pp = n;
+	*id = i;
+	*next = i + 1;
+	return wrapped;
+}
+
+void *__xa_erase(struct xarray *xa, unsigned long index)
 {
 	return xa_remove(xa, index, CALLER);
 }

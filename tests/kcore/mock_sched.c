@@ -453,6 +453,7 @@ void mock_time_advance(u64 ns)
 			break;
 	}
 	set_time(end);
+	mock_work_timers();
 }
 
 static enum hrtimer_restart mock_sleeper_wakeup(struct hrtimer *timer)

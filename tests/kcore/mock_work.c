@@ -44,13 +44,11 @@ struct workqueue_struct *alloc_workqueue(const char *fmt, unsigned int flags,
 	return wq;
 }
 
-bool queue_work_on(int cpu, struct workqueue_struct *wq,
-		   struct work_struct *work)
+static void work_enqueue(int cpu, struct workqueue_struct *wq,
+			 struct work_struct *work)
 {
 	struct mock_work *w;
 
-	if (test_and_set_bit(WORK_STRUCT_PENDING_BIT, work_data_bits(work)))
-		return false;
 	w = malloc(sizeof(*w));
 	if (!w)
 		kt_fatal(__FILE__, __LINE__, "out of memory");
@@ -60,7 +58,111 @@ bool queue_work_on(int cpu, struct workqueue_struct *wq,
 	w->next = NULL;
 	*work_tail = w;
 	work_tail = &w->next;
+}
+
+bool queue_work_on(int cpu, struct workqueue_struct *wq,
+		   struct work_struct *work)
+{
+	if (test_and_set_bit(WORK_STRUCT_PENDING_BIT, work_data_bits(work)))
+		return false;
+	work_enqueue(cpu, wq, work);
 	return true;
+}
+
+/*
+ * Delayed work: pending until jiffies reach its time (mock_time_advance(),
+ * msleep()), then queued as any item. The timer itself is not used.
+ */
+struct mock_delayed {
+	struct delayed_work *dwork;
+	struct workqueue_struct *wq;
+	int cpu;
+	unsigned long when;
+	struct mock_delayed *next;
+};
+
+static struct mock_delayed *delayed_head;
+
+void init_timer_key(struct timer_list *timer,
+		    void (*func)(struct timer_list *), unsigned int flags,
+		    const char *name, struct lock_class_key *key)
+{
+	memset(timer, 0, sizeof(*timer));
+	timer->function = func;
+	timer->flags = flags;
+}
+
+void delayed_work_timer_fn(struct timer_list *t)
+{
+	mock_fatal_at(CALLER, "a delayed work's timer fired: the mock never arms it");
+}
+
+bool queue_delayed_work_on(int cpu, struct workqueue_struct *wq,
+			   struct delayed_work *dwork, unsigned long delay)
+{
+	struct mock_delayed *d;
+
+	if (test_and_set_bit(WORK_STRUCT_PENDING_BIT,
+			     work_data_bits(&dwork->work)))
+		return false;
+	if (!delay) {
+		work_enqueue(cpu, wq, &dwork->work);
+		return true;
+	}
+	d = malloc(sizeof(*d));
+	if (!d)
+		kt_fatal(__FILE__, __LINE__, "out of memory");
+	d->dwork = dwork;
+	d->wq = wq;
+	d->cpu = cpu;
+	d->when = jiffies + delay;
+	d->next = delayed_head;
+	delayed_head = d;
+	return true;
+}
+
+/* Queues the delayed items whose time came (earliest first). */
+void mock_work_timers(void)
+{
+	struct mock_delayed **pp, **first, *d;
+
+	for (;;) {
+		first = NULL;
+		for (pp = &delayed_head; (d = *pp); pp = &d->next)
+			if (time_after_eq(jiffies, d->when) &&
+			    (!first || time_before(d->when, (*first)->when)))
+				first = pp;
+		if (!first)
+			return;
+		d = *first;
+		*first = d->next;
+		work_enqueue(d->cpu, d->wq, &d->dwork->work);
+		free(d);
+	}
+}
+
+int mock_work_delayed(void)
+{
+	struct mock_delayed *d;
+	int n = 0;
+
+	for (d = delayed_head; d; d = d->next)
+		n++;
+	return n;
+}
+
+static bool delayed_take(struct delayed_work *dwork)
+{
+	struct mock_delayed **pp, *d;
+
+	for (pp = &delayed_head; (d = *pp); pp = &d->next) {
+		if (d->dwork == dwork) {
+			*pp = d->next;
+			free(d);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Takes the oldest item for which @match(item, arg) holds off the queue. */
@@ -179,6 +281,16 @@ bool cancel_work_sync(struct work_struct *work)
 	return true;
 }
 
+bool cancel_delayed_work_sync(struct delayed_work *dwork)
+{
+	mock_might_sleep(CALLER, "cancel_delayed_work_sync()");
+	if (delayed_take(dwork)) {
+		clear_bit(WORK_STRUCT_PENDING_BIT, work_data_bits(&dwork->work));
+		return true;
+	}
+	return cancel_work_sync(&dwork->work);
+}
+
 static struct tasklet_struct *tasklets[64];
 static int ntasklets;
 
@@ -261,13 +373,22 @@ void mock_work_check(void)
 				mock_work_queued());
 	if (ntasklets)
 		mock_fail_after("%d tasklets left scheduled", ntasklets);
+	if (delayed_head)
+		mock_fail_after("%d delayed work items left pending",
+				mock_work_delayed());
 }
 
 void mock_work_forget(void)
 {
 	struct mock_work *w;
 
+	struct mock_delayed *d;
+
 	while ((w = work_take(NULL, NULL)))
 		free(w);
+	while ((d = delayed_head)) {
+		delayed_head = d->next;
+		free(d);
+	}
 	ntasklets = 0;
 }

@@ -14,6 +14,8 @@
 #include "fake_xport.h"
 #include "stubs.h"
 #include "coll.h"
+#include "ib.h"
+#include "mock_ib.h"
 
 /* ---------------------------------------------------------------------
  * Module parameters and loading
@@ -57,6 +59,54 @@ void kt_unload(void)
 	loaded = false;
 }
 
+/*
+ * kprog_ib.ko, whose init_module/cleanup_module the Makefile renamed:
+ * its parameters at their defaults, loaded on top of the core. Unloaded
+ * by the fixture after the endpoints are closed and before the core.
+ */
+int kprog_ib_init_module(void);
+void kprog_ib_cleanup_module(void);
+static bool ib_loaded;
+
+void kt_ib_params_reset(void)
+{
+	kprog_ib_eager_size = 8192;
+	kprog_ib_recv_bufs = 64;
+	kprog_ib_max_conns = 64;
+	kprog_ib_max_reg_mb = 256;
+	kprog_ib_reg_pages = 512;
+	kprog_ib_max_reads = 8;
+	kprog_ib_conn_mrs = 16;
+	kprog_ib_keepalive_ms = 2000;
+	kprog_ib_conn_admin = 1;
+}
+
+int kt_ib_load(void)
+{
+	kt_ib_params_reset();
+	return kt_ib_load_params();
+}
+
+/* Same as kt_ib_load() but with the parameters as the test set them. */
+int kt_ib_load_params(void)
+{
+	int err;
+
+	if (ib_loaded)
+		kt_fatal(__FILE__, __LINE__, "kt_ib_load(): loaded already");
+	err = kprog_ib_init_module();
+	ib_loaded = !err;
+	return err;
+}
+
+void kt_ib_unload(void)
+{
+	if (!ib_loaded)
+		kt_fatal(__FILE__, __LINE__, "kt_ib_unload(): not loaded");
+	kprog_ib_cleanup_module();
+	ib_loaded = false;
+}
+
 /* ---------------------------------------------------------------------
  * The fixture
  */
@@ -68,6 +118,7 @@ void kt_before_each(const struct kt_test *t)
 {
 	mock_reset();
 	kt_params_reset();
+	kt_ib_params_reset();
 	kt_stub_nl_init_err = 0;
 	memset(eps, 0, sizeof(eps));
 	neps = 0;
@@ -89,6 +140,10 @@ void kt_after_each(const struct kt_test *t)
 			kt_close(&eps[i]);
 	mock_schedule_hook = NULL;
 	mock_run_work();
+	if (ib_loaded) {
+		mock_ib_run();
+		kt_ib_unload();
+	}
 	if (loaded)
 		kt_unload();
 	if (kt_stub_nl_inits)
@@ -123,6 +178,10 @@ void kt_after_abort(const struct kt_test *t, int clean_up)
 				if (eps[i].open)
 					kt_close(&eps[i]);
 			mock_run_work();
+			if (ib_loaded) {
+				mock_ib_run();
+				kt_ib_unload();
+			}
 			if (loaded)
 				kt_unload();
 		}
@@ -138,6 +197,7 @@ void kt_after_abort(const struct kt_test *t, int clean_up)
 	mock_abandon();
 	kt_fx_forget();
 	loaded = false;
+	ib_loaded = false;
 	kt_stub_nl_inits = 0;
 }
 
@@ -202,6 +262,17 @@ struct kt_ep *kt_open_as(struct mock_proc *p)
 	e->ep = e->file.private_data;
 	e->open = true;
 	return e;
+}
+
+void kt_recycle_files(void)
+{
+	int i;
+
+	for (i = 0; i < neps; i++)
+		if (eps[i].open)
+			kt_fatal(__FILE__, __LINE__, "kt_recycle_files(): a file is open");
+	memset(eps, 0, sizeof(eps));
+	neps = 0;
 }
 
 struct kt_ep *kt_open(void)

@@ -29,6 +29,14 @@ const char *kt_errname(long err);
 /* Loads/unloads the module (TEST_NO_MODULE tests; TEST does it itself). */
 int kt_load(void);
 void kt_unload(void);
+/*
+ * kprog_ib.ko on top of the core (its parameters at their defaults; the
+ * _params form keeps what the test set); the fixture unloads it.
+ */
+int kt_ib_load(void);
+int kt_ib_load_params(void);
+void kt_ib_params_reset(void);	/* done before every test */
+void kt_ib_unload(void);
 /* Module parameters back to their defaults (done before every test). */
 void kt_params_reset(void);
 
@@ -38,6 +46,8 @@ u64 kt_new_key(void);
 /* Opens the device as @p (as mock_default_proc with kt_open()). */
 struct kt_ep *kt_open_as(struct mock_proc *p);
 struct kt_ep *kt_open(void);
+/* Every file is closed: their slots may be used again (long loops). */
+void kt_recycle_files(void);
 /* Closes it (everything left open is closed after the test anyway). */
 void kt_close(struct kt_ep *e);
 /* An ioctl on @e, as its process; returns 0 or a negative errno. */

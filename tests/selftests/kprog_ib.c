@@ -435,6 +435,57 @@ TEST_F(ib, net_conn_refuses_bad_requests_and_this_node)
 	EXPECT_EQ(KPROG_NET_AGAIN, c.status);
 }
 
+/* PREPARE toward @peer on @fd as uid nobody (no capability): its errno or 0. */
+static int prepare_as_nobody(int fd, const struct kprog_node_addr *peer)
+{
+	struct kprog_net_conn c = { .op = KPROG_NET_PREPARE, .peer = *peer };
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(255);
+		_exit(ioctl(fd, KPROG_IOC_NET_CONN, &c) ? errno : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * One connection per node pair serves every job of both nodes: only
+ * CAP_NET_ADMIN makes, connects or drops an end (conn_admin=1), so that
+ * no user can reset it under other users' jobs; reading an existing end
+ * stays open to everyone.
+ */
+TEST_F(ib, changing_a_node_pair_needs_cap_net_admin)
+{
+	struct kprog_node_addr nodes[2] = { self->na, self->na };
+	struct kprog_net_conn c = { .op = KPROG_NET_PREPARE };
+	__u32 rank_nodes[2] = { 0, 1 };
+	struct kprog_join j;
+	int fd = kp_open();
+
+	nodes[1].addr[3] ^= 0x40;	/* a node no other test names */
+	ASSERT_LE(0, fd);
+	kp_join_init(&j, kp_key(), 0, 2, 0, 0);
+	j.rank_nodes = (__u64)(uintptr_t)rank_nodes;
+	j.nodes = (__u64)(uintptr_t)nodes;
+	j.nr_nodes = 2;
+	ASSERT_EQ(0, ioctl(fd, KPROG_IOC_JOIN, &j));
+	/* no end toward it yet: a user may not make one */
+	EXPECT_EQ(EPERM, prepare_as_nobody(fd, &nodes[1]));
+	/* root may; then anyone reads it */
+	c.peer = nodes[1];
+	ASSERT_EQ(0, ioctl(fd, KPROG_IOC_NET_CONN, &c));
+	EXPECT_NE(0, c.local.qpn);
+	EXPECT_EQ(0, prepare_as_nobody(fd, &nodes[1]));
+	close(fd);
+}
+
 #endif /* KPROG_IB_ONLY_LIMITS */
 
 /* Pages this process has pinned long-term (mm->pinned_vm), or -1. */
