@@ -656,11 +656,16 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 			return 0;
 		/* no PAUSE (see kp_wait_step()); the clock: KP_SPIN_CLOCK_POLLS */
 		if ((n & every) == every) {
-			if (kp_ticks_ns(kp_ticks() - t0) >= kp.spin.limit_ns)
+			uint64_t tk = kp_ticks();
+
+			now = kp_ticks_ns(tk - kp_clk.t0);	/* kp_clock_ns(), one read */
+			if (kp_ticks_ns(tk - t0) >= kp_spin_limit(&kp.spin, now))
 				return 0;
 			/* oversubscribed: the sender may be runnable on this CPU (spin.h) */
-			if (kp.spin.yield)
+			if (kp_spin_may_yield(&kp.spin, now)) {
 				sched_yield();
+				kp_spin_yielded(&kp.spin, now, kp_clock_ns());
+			}
 		}
 	}
 }

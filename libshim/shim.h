@@ -317,6 +317,7 @@ struct kp_wait {
 	uint64_t last;		/* start of the current idle stretch */
 	uint64_t seen;		/* kp.activity at that point */
 	unsigned int polls;	/* idle steps, for reading the clock sparingly */
+	unsigned int naps;	/* sleeps in a row that nothing ended (progress.c nap()) */
 	bool slept;		/* this idle stretch slept in the kernel */
 	bool kernel_work;	/* a kernel worker may need this CPU */
 	bool dumped;		/* the hang diagnostics were printed */

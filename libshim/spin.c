@@ -89,6 +89,15 @@ void kp_spin_watch(struct kp_spin *s, uint64_t now, uint64_t delay)
 	}
 }
 
+void kp_spin_yielded(struct kp_spin *s, uint64_t before, uint64_t after)
+{
+	s->yields++;
+	if (after - before > KP_SPIN_YIELD_LOST_NS) {
+		s->yields_lost++;
+		s->noyield_until = after + KP_SPIN_NOYIELD_NS;
+	}
+}
+
 static void set_limit(struct kp_spin *s, uint64_t v)
 {
 	if (v < s->min_ns)
