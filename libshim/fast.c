@@ -620,7 +620,7 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 {
 	struct kprog_chan_rec *rec;
 	unsigned int n, every;
-	uint64_t t0, now;
+	uint64_t t0, now, delay0 = 0;
 	uint32_t ev;
 	int w;
 
@@ -662,10 +662,8 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 			if (kp_ticks_ns(tk - t0) >= kp_spin_limit(&kp.spin, now))
 				return 0;
 			/* oversubscribed: the sender may be runnable on this CPU (spin.h) */
-			if (kp_spin_may_yield(&kp.spin, now)) {
-				sched_yield();
-				kp_spin_yielded(&kp.spin, now, kp_clock_ns());
-			}
+			if (kp_spin_may_yield(&kp.spin, now))
+				kp_spin_yield(now, &delay0);
 		}
 	}
 }

@@ -362,6 +362,7 @@ static void spin_policy(int node_size, int provided)
 	PMPI_Allreduce(q, mn, 1, MPI_2INT, MPI_MINLOC, kp.node_comm);
 	if (mn[0] != INT_MAX && mn[0] < ncpu)
 		ncpu = mn[0];
+	kp.spin.delay_known = kp_run_delay_open();	/* lost yields; the crowded watch */
 	if (ncpu < node_size) {
 		kp_spin_oversub(&kp.spin, ous);
 		if (kp.spin.oversub)
@@ -375,7 +376,7 @@ static void spin_policy(int node_size, int provided)
 	kp_spin_dedicate(&kp.spin, us);
 	if (!kp.spin.dedicated)
 		return;
-	if (kp_run_delay_open())
+	if (kp.spin.delay_known)
 		kp_spin_watch_start(&kp.spin, ous, kp_clock_ns(), kp_run_delay_ns());
 	kp_log(1, "%d ranks on %d CPUs: blocking calls spin %ld us before sleeping%s",
 	       node_size, ncpu, us,

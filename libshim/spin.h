@@ -52,7 +52,10 @@
  * runnable, so the sender's kick cannot make the scheduler prefer it, as
  * it does a sleeper it wakes. Each yield is therefore timed
  * (kp_spin_yielded()); one that kept the CPU away longer than
- * KP_SPIN_YIELD_LOST_NS stops the yields for KP_SPIN_NOYIELD_NS, during
+ * KP_SPIN_YIELD_LOST_NS, while this thread waited in the run queue (its
+ * run delay grew: another task ran; a vCPU that the host of a virtual
+ * machine took away shows the time but not the delay, and says nothing
+ * about this machine's tasks), stops the yields for KP_SPIN_NOYIELD_NS, during
  * which the shared cases spin at most KP_SPIN_NOYIELD_SPIN_NS without
  * yielding and then sleep (kp_spin_limit()). Measured in the 2-vCPU VM
  * (issue 31): LAMMPS at 4 ranks 26.2 s plain, 29.1 s yielding for the
@@ -109,6 +112,7 @@ struct kp_spin {
 	bool oversub;		/* the node's ranks outnumber their CPUs */
 	bool crowded;		/* dedicated, but other tasks take our CPUs now (run delay) */
 	bool yield;		/* oversub or crowded: sched_yield() while spinning */
+	bool delay_known;	/* the run delay can be read (cpus.c): it qualifies lost yields */
 	uint64_t amin_ns, amax_ns, astart_ns;	/* the adaptive bounds and start */
 	uint64_t dedicated_ns;	/* the dedicated limit */
 	long oversub_us;	/* the oversubscribed limit; < 0: adaptive */
@@ -155,8 +159,12 @@ void kp_spin_oversub(struct kp_spin *s, long oversub_us);
 void kp_spin_watch_start(struct kp_spin *s, long oversub_us, uint64_t now, uint64_t delay);
 /* One look at the run delay (the caller checks now >= s->watch_next first). */
 void kp_spin_watch(struct kp_spin *s, uint64_t now, uint64_t delay);
-/* A sched_yield() called at @before returned at @after (kp_clock_ns). */
-void kp_spin_yielded(struct kp_spin *s, uint64_t before, uint64_t after);
+/*
+ * A sched_yield() called at @before returned at @after (kp_clock_ns);
+ * @delay_ns: how much of the wait so far this thread spent runnable but
+ * waiting for a CPU (UINT64_MAX: unknown, then the elapsed time counts).
+ */
+void kp_spin_yielded(struct kp_spin *s, uint64_t before, uint64_t after, uint64_t delay_ns);
 /* One wait ended after wait_ns; slept: it had to sleep in the kernel. */
 void kp_spin_record(struct kp_spin *s, uint64_t wait_ns, bool slept);
 

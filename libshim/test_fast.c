@@ -344,10 +344,13 @@ static void test_spin(void)
 	kp_spin_oversub(&s, -1);
 	EXPECT(kp_spin_may_yield(&s, 1000000) && kp_spin_limit(&s, 1000000) == 50000,
 	       "oversubscribed: yields, the adaptive limit");
-	kp_spin_yielded(&s, 1000000, 1000000 + 30000);
+	kp_spin_yielded(&s, 1000000, 1000000 + 30000, UINT64_MAX);
 	EXPECT(s.yields == 1 && !s.yields_lost && kp_spin_may_yield(&s, 1040000),
 	       "a 30 us yield (a partner's turn) keeps the yields");
-	kp_spin_yielded(&s, 2000000, 2000000 + 4000000);
+	kp_spin_yielded(&s, 1500000, 1500000 + 4000000, 20000);
+	EXPECT(!s.yields_lost && kp_spin_may_yield(&s, 5600000),
+	       "a 4 ms yield with 20 us of run delay (the host took the vCPU) keeps the yields");
+	kp_spin_yielded(&s, 2000000, 2000000 + 4000000, 3900000);
 	EXPECT(s.yields_lost == 1 && !kp_spin_may_yield(&s, 6100000) &&
 	       kp_spin_limit(&s, 6100000) == KP_SPIN_NOYIELD_SPIN_NS,
 	       "a 4 ms yield (a computing task's slice): no yields, a %llu ns spin",
