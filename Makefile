@@ -164,7 +164,8 @@ latency: setup
 	scripts/latency
 
 # issue 31: production MPI codes from Debian's archive (LAMMPS LJ melt and EAM
-# copper), plain Open MPI and kprog alternating in the VM, with their own
+# copper, Quantum ESPRESSO pw.x on silicon), plain Open MPI and kprog
+# alternating in the VM, with their own
 # correctness checks (docs/apps.md; tens of minutes: not part of `make check`)
 apps: setup
 	$(MAKE) all

@@ -124,6 +124,26 @@ static long pt_first_bad = -1;
 
 static double t_start;
 
+/*
+ * This thread's run delay so far in microseconds (time runnable but
+ * waiting for a CPU: /proc/thread-self/schedstat, second field); -1 if
+ * unknown. Over the run it tells whether other tasks (CPU hogs, another
+ * job, the other rank on a shared CPU) took the CPUs: then the ratios
+ * measure the scheduler more than the library.
+ */
+static double run_delay_us(void)
+{
+	unsigned long long run, delay;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%llu %llu", &run, &delay);
+	fclose(f);
+	return n == 2 ? delay / 1e3 : -1;
+}
+
 static double now_us(void)
 {
 	struct timespec ts;
@@ -1141,7 +1161,7 @@ int main(int argc, char **argv)
 	int len;
 	const char *kmode;
 	int total, done = 0;
-	double tmax = 0;
+	double tmax = 0, delay_start, delay_pct, delay_max;
 
 	for (int i = 1; i < argc; i++)	/* help needs no MPI job */
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -1152,6 +1172,7 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 	t_start = now_us();
+	delay_start = run_delay_us();
 	if (nprocs != 2) {
 		if (rank == 0)
 			fprintf(stderr, "overlap: needs exactly 2 ranks (mpirun -np 2)\n");
@@ -1344,8 +1365,15 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		report();
 
+	/* the larger of the two ranks' run delays, in % of the run's wall time */
+	delay_pct = delay_start < 0 || run_delay_us() < 0 ? -1 :
+		100 * (run_delay_us() - delay_start) / (now_us() - t_start);
+	MPI_Reduce(&delay_pct, &delay_max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	kmode = kprog_mode(kbuf, sizeof(kbuf));
 	if (rank == 0) {
+		if (delay_max >= 0)
+			printf("# run-delay: %.1f%% of the run (the larger rank's time runnable but waiting for a CPU)\n",
+			       delay_max);
 		printf("# kprog-status-end: %s\n", kmode);
 		printf("# data-errors: %ld\n", total_errors);
 		printf("# done in %.1f s\n", (now_us() - t_start) / 1e6);

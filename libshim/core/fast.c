@@ -623,7 +623,7 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 {
 	struct kprog_chan_rec *rec;
 	unsigned int n, every;
-	uint64_t t0, now;
+	uint64_t t0, now, delay0 = 0;
 	uint32_t ev;
 	int w;
 
@@ -659,11 +659,14 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 			return 0;
 		/* no PAUSE (see kp_wait_step()); the clock: KP_SPIN_CLOCK_POLLS */
 		if ((n & every) == every) {
-			if (kp_ticks_ns(kp_ticks() - t0) >= kp.spin.limit_ns)
+			uint64_t tk = kp_ticks();
+
+			now = kp_ticks_ns(tk - kp_clk.t0);	/* kp_clock_ns(), one read */
+			if (kp_ticks_ns(tk - t0) >= kp_spin_limit(&kp.spin, now))
 				return 0;
 			/* oversubscribed: the sender may be runnable on this CPU (spin.h) */
-			if (kp.spin.yield)
-				sched_yield();
+			if (kp_spin_may_yield(&kp.spin, now))
+				kp_spin_yield(now, &delay0);
 		}
 	}
 }

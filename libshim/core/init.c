@@ -355,6 +355,7 @@ static void spin_policy(int node_size, int provided)
 	PMPI_Allreduce(q, mn, 1, MPI_2INT, MPI_MINLOC, kp.node_comm);
 	if (mn[0] != INT_MAX && mn[0] < ncpu)
 		ncpu = mn[0];
+	kp.spin.delay_known = kp_run_delay_open();	/* lost yields; the crowded watch */
 	if (ncpu < node_size) {
 		kp_spin_oversub(&kp.spin, ous);
 		if (kp.spin.oversub)
@@ -368,7 +369,7 @@ static void spin_policy(int node_size, int provided)
 	kp_spin_dedicate(&kp.spin, us);
 	if (!kp.spin.dedicated)
 		return;
-	if (kp_run_delay_open())
+	if (kp.spin.delay_known)
 		kp_spin_watch_start(&kp.spin, ous, kp_clock_ns(), kp_run_delay_ns());
 	kp_log(1, "%d ranks on %d CPUs: blocking calls spin %ld us before sleeping%s",
 	       node_size, ncpu, us,
@@ -603,11 +604,12 @@ void kp_shutdown(void)
 			       (unsigned long long)f->drains, (unsigned long long)f->kicks,
 			       (unsigned long long)f->full, (unsigned long long)f->full_fallback);
 		}
-		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu; crowded %llu times%s)",
+		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu; crowded %llu times%s; yields %llu, lost %llu)",
 		       (unsigned long long)kp.spin.waits, (unsigned long long)kp.spin.slept,
 		       (unsigned long long)kp.spin.limit_ns / 1000,
 		       (unsigned long long)kp.spin.grew, (unsigned long long)kp.spin.shrank,
-		       (unsigned long long)kp.spin.crowded_times, kp.spin.crowded ? ", now" : "");
+		       (unsigned long long)kp.spin.crowded_times, kp.spin.crowded ? ", now" : "",
+		       (unsigned long long)kp.spin.yields, (unsigned long long)kp.spin.yields_lost);
 		kp_progress_hook(false);
 		kp_log(1, "rendezvous sends through channels: %llu", (unsigned long long)kp_rts_sent());
 		if (kp.coll) {

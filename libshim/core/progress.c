@@ -83,10 +83,38 @@ static void ompi_kick(void)
 	PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, kp.node_comm, &flag, MPI_STATUS_IGNORE);
 }
 
+/*
+ * How long one sleep may last before it looks at Open MPI's progress
+ * engine (ompi_kick()) on its own: 50 us while the wait includes Open MPI
+ * requests; otherwise 1 ms, doubled after every sleep that nothing ended,
+ * up to KP_NAP_MAX_NS. The timeout is only a safety net for Open MPI's
+ * traffic that this process may owe progress to (a pass-through
+ * nonblocking operation): what kprog carries wakes the sleeper itself.
+ * Without the back-off a rank parked for seconds woke a thousand times a
+ * second; on an oversubscribed node each wake-up took the CPU from the
+ * ranks that work, whose spin yields to it (issue 31: npscale's lone pair
+ * at np 8 on 2 vCPUs 18-69 us instead of 1.9 with six parked ranks).
+ */
+#define KP_NAP_MIN_NS	1000000L
+#define KP_NAP_MAX_NS	16000000L
+
+static long nap_timeout(const struct kp_wait *w, bool ompi_pending)
+{
+	long t = KP_NAP_MIN_NS;
+	unsigned int i;
+
+	if (ompi_pending)
+		return 50000;
+	for (i = 0; i < w->naps && t < KP_NAP_MAX_NS; i++)
+		t *= 2;
+	return t < KP_NAP_MAX_NS ? t : KP_NAP_MAX_NS;
+}
+
 /* Sleep until something happens; the caller polls again afterwards. */
 static void nap(struct kp_wait *w, bool ompi_pending)
 {
 	uint64_t act = kp.activity;
+	long timeout = nap_timeout(w, ompi_pending);
 	uint32_t ev;
 
 	/* Before sleeping: receives kept back may find their messages here. */
@@ -101,7 +129,8 @@ static void nap(struct kp_wait *w, bool ompi_pending)
 		if (!kp_fast_news() && __atomic_load_n(&kp.ring->tail, __ATOMIC_ACQUIRE) ==
 				       kp.ring->head) {
 			w->slept = true;
-			kp_mt_sleep(ompi_pending ? 50000 : 1000000, ev);
+			w->naps++;
+			kp_mt_sleep(timeout, ev);
 		}
 		kp_mt_nap_end();
 		if (!ompi_pending)
@@ -113,7 +142,8 @@ static void nap(struct kp_wait *w, bool ompi_pending)
 	if (!kp_fast_news() && __atomic_load_n(&kp.ring->tail, __ATOMIC_ACQUIRE) ==
 			       kp.ring->head) {
 		w->slept = true;
-		kp_sleep_events(ompi_pending ? 50000 : 1000000, ev);
+		w->naps++;
+		kp_sleep_events(timeout, ev);
 	}
 	kp_fast_waiting(false);
 	if (!ompi_pending)
@@ -160,6 +190,29 @@ static void advertise_waiter(void)
 }
 
 /*
+ * One yield of a shared-case spin, timed (spin.h: a yield lost to a task
+ * that computes turns the yields off for a while). *@delay0: the run
+ * delay when this wait first yielded, 0 before; read again only after a
+ * long yield, so a yield costs one more system call per wait at most.
+ * Threads share no run delay: with MPI_THREAD_MULTIPLE the time decides.
+ */
+void kp_spin_yield(uint64_t now, uint64_t *delay0)
+{
+	bool known = kp.spin.delay_known && !kp.mt;
+	uint64_t after, d, delay = UINT64_MAX;
+
+	if (known && !*delay0)
+		*delay0 = kp_run_delay_ns();
+	sched_yield();
+	after = kp_clock_ns();
+	if (after - now > KP_SPIN_YIELD_LOST_NS && known && *delay0 != UINT64_MAX) {
+		d = kp_run_delay_ns();
+		delay = d != UINT64_MAX && d >= *delay0 ? d - *delay0 : UINT64_MAX;
+	}
+	kp_spin_yielded(&kp.spin, now, after, delay);
+}
+
+/*
  * One idle step of a blocking call. The spin limit bounds each idle
  * stretch, not the whole wait: while completions keep coming (a window of
  * messages streaming in) the caller keeps spinning, and it sleeps only
@@ -197,13 +250,14 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 		w->seen = kp.activity;
 		w->last = now;
 		w->slept = false;
+		w->naps = 0;
 	}
-	if (now - w->last < kp.spin.limit_ns) {
+	if (now - w->last < kp_spin_limit(&kp.spin, now)) {
 		static uint64_t last_yield;
 
-		if (kp.spin.yield) {
+		if (kp_spin_may_yield(&kp.spin, now)) {
 			/* a rank runnable on this CPU (our partner?) goes first */
-			sched_yield();
+			kp_spin_yield(now, &w->delay0);
 		} else if (w->kernel_work && now - last_yield > 8000) {
 			sched_yield();
 			last_yield = now;

@@ -276,6 +276,8 @@ struct kp_wait {
 	uint64_t last;		/* start of the current idle stretch */
 	uint64_t seen;		/* kp.activity at that point */
 	unsigned int polls;	/* idle steps, for reading the clock sparingly */
+	unsigned int naps;	/* sleeps in a row that nothing ended (progress.c nap()) */
+	uint64_t delay0;	/* run delay at this wait's first yield (kp_spin_yield()) */
 	bool slept;		/* this idle stretch slept in the kernel */
 	bool kernel_work;	/* a kernel worker may need this CPU */
 	bool dumped;		/* the hang diagnostics were printed */
@@ -284,6 +286,7 @@ void kp_progress(void);			/* ring, deferred posts, fast path */
 void kp_progress_hook(bool on);		/* run kp_progress in opal_progress */
 void kp_wait_step(struct kp_wait *w, bool ompi_pending);
 void kp_wait_end(struct kp_wait *w);	/* the wait is over: adapt the spin */
+void kp_spin_yield(uint64_t now, uint64_t *delay0);	/* a timed yield of a shared-case spin */
 void kp_wait_one(struct kp_req *r);	/* until r is complete */
 
 /* ---- fast path (fast.c) ---- */

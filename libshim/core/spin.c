@@ -89,6 +89,16 @@ void kp_spin_watch(struct kp_spin *s, uint64_t now, uint64_t delay)
 	}
 }
 
+void kp_spin_yielded(struct kp_spin *s, uint64_t before, uint64_t after, uint64_t delay_ns)
+{
+	s->yields++;
+	if (after - before > KP_SPIN_YIELD_LOST_NS &&
+	    (delay_ns == UINT64_MAX || delay_ns > KP_SPIN_YIELD_LOST_NS / 2)) {
+		s->yields_lost++;
+		s->noyield_until = after + KP_SPIN_NOYIELD_NS;
+	}
+}
+
 static void set_limit(struct kp_spin *s, uint64_t v)
 {
 	if (v < s->min_ns)

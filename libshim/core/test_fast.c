@@ -339,6 +339,31 @@ static void test_spin(void)
 	kp_spin_oversub(&s, 5);
 	EXPECT(!s.oversub && !s.yield && s.limit_ns == 20000, "KPROG_SPIN_US wins over oversubscription");
 
+	/* a yield that lost the CPU for a time slice: no yields for a while, a short spin */
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_oversub(&s, -1);
+	EXPECT(kp_spin_may_yield(&s, 1000000) && kp_spin_limit(&s, 1000000) == 50000,
+	       "oversubscribed: yields, the adaptive limit");
+	kp_spin_yielded(&s, 1000000, 1000000 + 30000, UINT64_MAX);
+	EXPECT(s.yields == 1 && !s.yields_lost && kp_spin_may_yield(&s, 1040000),
+	       "a 30 us yield (a partner's turn) keeps the yields");
+	kp_spin_yielded(&s, 1500000, 1500000 + 4000000, 20000);
+	EXPECT(!s.yields_lost && kp_spin_may_yield(&s, 5600000),
+	       "a 4 ms yield with 20 us of run delay (the host took the vCPU) keeps the yields");
+	kp_spin_yielded(&s, 2000000, 2000000 + 4000000, 3900000);
+	EXPECT(s.yields_lost == 1 && !kp_spin_may_yield(&s, 6100000) &&
+	       kp_spin_limit(&s, 6100000) == KP_SPIN_NOYIELD_SPIN_NS,
+	       "a 4 ms yield (a computing task's slice): no yields, a %llu ns spin",
+	       (unsigned long long)kp_spin_limit(&s, 6100000));
+	EXPECT(kp_spin_may_yield(&s, 6000000 + KP_SPIN_NOYIELD_NS) &&
+	       kp_spin_limit(&s, 6000000 + KP_SPIN_NOYIELD_NS) == 50000,
+	       "after KP_SPIN_NOYIELD_NS it yields again");
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_dedicate(&s, 5000);
+	s.noyield_until = UINT64_MAX;
+	EXPECT(!kp_spin_may_yield(&s, 0) && kp_spin_limit(&s, 0) == 5000000,
+	       "dedicated: the rule does not touch the dedicated spin");
+
 	/* a dedicated node that another job crowds, and that clears again */
 	kp_spin_init(&s, -1, 1, 1000, 50);
 	kp_spin_dedicate(&s, 5000);
