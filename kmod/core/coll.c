@@ -7,7 +7,13 @@
  *
  *   post      the ioctl copies and checks the steps, then runs rounds
  *             itself until one must wait for a message (or all are done:
- *             the ioctl returns the completion, nothing goes to the ring)
+ *             the ioctl returns the completion, nothing goes to the ring);
+ *             a copy or reduction of more than KPROG_COLL_INLINE bytes it
+ *             leaves to the work item, so that the call stays cheap and
+ *             the bytes move while the process computes
+ *   order     a round's sends and receives start before its copies and
+ *             reductions (a round's steps are independent), so that its
+ *             transfers are under way while the starter works
  *   steps     a SEND or RECV is an ordinary kprog operation of the
  *             process, with the schedule's (context, tag) and an envelope
  *             flag that keeps it apart from point-to-point traffic, so
@@ -17,7 +23,10 @@
  *             a softirq) queues the schedule's work item, which starts
  *             the next round in process context on the process's mm
  *             (kthread_use_mm()), as the ioctl would; COPY and REDUCE run
- *             there too, on the process's pinned pages (coll_local.c)
+ *             there too, on the process's pinned pages (coll_local.c).
+ *             The workqueue is unbound and high-priority: when every CPU
+ *             computes, a round must preempt someone to finish during
+ *             the computation, not after it
  *   end       the last round, or the first failing step (its other steps
  *             withdrawn), completes the schedule's head operation: one
  *             ring entry through the ordinary completion path (overflow,
@@ -48,6 +57,13 @@
 
 static struct workqueue_struct *kprog_coll_wq;
 
+/*
+ * A COPY or REDUCE step longer than this is not run by the ioctl but by
+ * the work item (one chunk of coll_local.c: below, a work item's hop
+ * costs more than the bytes).
+ */
+#define KPROG_COLL_INLINE	(16 * 1024)
+
 /* Live schedules, checked at unload to catch leaks. */
 static atomic_t kprog_live_scheds = ATOMIC_INIT(0);
 
@@ -64,7 +80,15 @@ static atomic_t kprog_live_scheds = ATOMIC_INIT(0);
  * @context: the context of its messages
  * @tag: the tag of its messages
  * @nr_steps: entries in @steps
- * @next: the first step not started; under ep->coll_mutex
+ * @next: the first step of the round being started, or of the next
+ *	round; this and the next four under ep->coll_mutex
+ * @end: the end of the round being started
+ * @cur: the next step of the round's pass
+ * @local: the round's second pass (COPY and REDUCE) runs; the first
+ *	starts its SEND and RECV steps
+ * @in_round: the round at @next is being started: @pending holds the
+ *	runner's bias (also across a hand-off from the ioctl to the work
+ *	item)
  * @pending: steps of the current round in flight, plus one while the
  *	round is being started
  * @err: the first failure (0: none); set once, with cmpxchg()
@@ -86,6 +110,10 @@ struct kprog_sched {
 	s32 tag;
 	u32 nr_steps;
 	u32 next;
+	u32 end;
+	u32 cur;
+	bool local;
+	bool in_round;
 	atomic_t pending;
 	int err;
 	bool handoff;
@@ -384,34 +412,79 @@ static int kprog_sched_step(struct kprog_sched *s, u32 i)
 	}
 }
 
+static bool kprog_step_is_local(const struct kprog_coll_step *st)
+{
+	return st->kind == KPROG_STEP_COPY || st->kind == KPROG_STEP_REDUCE;
+}
+
+/*
+ * Start the steps of the round [@next, @end) from @cur on: its SEND and
+ * RECV steps first, then its COPY and REDUCE steps. The ioctl stops at a
+ * long local step and hands the rest of the round, with its bias, to the
+ * work item.
+ *
+ * Return: false when the work item continues the round.
+ */
+static bool kprog_sched_round(struct kprog_sched *s)
+{
+	const struct kprog_coll_step *st;
+	int err;
+
+	for (;; s->cur++) {
+		if (s->cur == s->end) {
+			if (s->local)
+				return true;
+			s->local = true;
+			s->cur = s->next;
+		}
+		if (READ_ONCE(s->err))
+			return true;
+		st = &s->steps[s->cur];
+		if (kprog_step_is_local(st) != s->local)
+			continue;
+		if (s->local && !s->in_worker && st->len > KPROG_COLL_INLINE) {
+			WRITE_ONCE(s->handoff, true);
+			kprog_sched_kick(s);
+			return false;
+		}
+		err = kprog_sched_step(s, s->cur);
+		if (err)
+			kprog_sched_fail(s, err);
+	}
+}
+
 /*
  * Start rounds until one must wait or the schedule is over. The caller
- * owns the schedule (nothing in flight), holds ep->coll_mutex and runs
- * in process context on the process's mm.
+ * owns the schedule (nothing in flight, or the round being started with
+ * its bias), holds ep->coll_mutex and runs in process context on the
+ * process's mm (unless the schedule failed: then no step starts).
  *
  * Return: true when the schedule is over (@err says how).
  */
 static bool kprog_sched_run(struct kprog_sched *s)
 {
-	u32 i, round;
-	int err;
+	u32 end;
 
 	for (;;) {
 		if (READ_ONCE(s->ep->coll_closed))
 			kprog_sched_fail(s, -ECONNRESET);
-		if (READ_ONCE(s->err) || s->next == s->nr_steps)
-			return true;
-		round = s->steps[s->next].round;
-		atomic_set(&s->pending, 1);
-		for (i = s->next; i < s->nr_steps && s->steps[i].round == round;
-		     i++) {
-			if (READ_ONCE(s->err))
-				break;
-			err = kprog_sched_step(s, i);
-			if (err)
-				kprog_sched_fail(s, err);
+		if (!s->in_round) {
+			if (READ_ONCE(s->err) || s->next == s->nr_steps)
+				return true;
+			for (end = s->next + 1; end < s->nr_steps &&
+			     s->steps[end].round == s->steps[s->next].round;
+			     end++)
+				;
+			s->end = end;
+			s->cur = s->next;
+			s->local = false;
+			s->in_round = true;
+			atomic_set(&s->pending, 1);
 		}
-		s->next = i;
+		if (!kprog_sched_round(s))
+			return false;
+		s->in_round = false;
+		s->next = s->end;
 		if (READ_ONCE(s->err))
 			kprog_sched_withdraw(s);
 		if (!atomic_dec_and_test(&s->pending))
@@ -425,23 +498,29 @@ static void kprog_sched_work(struct work_struct *work)
 	struct kprog_ep *ep = s->ep;
 	u64 start = kprog_stat_clock();
 	struct kprog_cqe c;
-	bool over = false;
+	bool over = false, mm = false;
 
 	mutex_lock(&ep->coll_mutex);
 	if (READ_ONCE(s->err))
 		kprog_sched_withdraw(s);
 	if (xchg(&s->handoff, false)) {
-		if (READ_ONCE(s->err) || READ_ONCE(ep->coll_closed)) {
-			over = true;
-		} else if (!mmget_not_zero(s->mm)) {
-			/* The process is exiting; its close follows. */
-			kprog_sched_fail(s, -ECONNRESET);
-			over = true;
-		} else {
-			kthread_use_mm(s->mm);
-			s->in_worker = true;
-			over = kprog_sched_run(s);
-			s->in_worker = false;
+		/*
+		 * A failed schedule starts no step (no mm needed), but a round
+		 * handed over by the ioctl still drops its bias in there.
+		 */
+		if (!READ_ONCE(s->err) && !READ_ONCE(ep->coll_closed)) {
+			if (mmget_not_zero(s->mm)) {
+				kthread_use_mm(s->mm);
+				mm = true;
+			} else {
+				/* The process is exiting; its close follows. */
+				kprog_sched_fail(s, -ECONNRESET);
+			}
+		}
+		s->in_worker = true;
+		over = kprog_sched_run(s);
+		s->in_worker = false;
+		if (mm) {
 			kthread_unuse_mm(s->mm);
 			mmput(s->mm);
 		}
@@ -653,7 +732,8 @@ void kprog_coll_close(struct kprog_ep *ep)
  */
 int kprog_coll_init(void)
 {
-	kprog_coll_wq = alloc_workqueue("kprog_coll", WQ_UNBOUND, 0);
+	kprog_coll_wq = alloc_workqueue("kprog_coll",
+					WQ_UNBOUND | WQ_HIGHPRI, 0);
 	return kprog_coll_wq ? 0 : -ENOMEM;
 }
 

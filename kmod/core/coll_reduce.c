@@ -39,7 +39,8 @@ struct kprog_pair_short_int { s16 v; s32 i; };
  * checkpatch knows a type cannot be parenthesised.)
  */
 #define KPROG_RED_INT(sfx, type)					\
-static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
+static void kprog_red_##sfx(u32 op, void *__restrict dst,		\
+			    const void *__restrict src, size_t n)	\
 {									\
 	const type *a = src;						\
 	type *b = dst;							\
@@ -81,7 +82,8 @@ static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
 
 /* Floating point: no bitwise operations (MPI). */
 #define KPROG_RED_FLOAT(sfx, type)						\
-static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
+static void kprog_red_##sfx(u32 op, void *__restrict dst,		\
+			    const void *__restrict src, size_t n)	\
 {									\
 	const type *a = src;						\
 	type *b = dst;							\
@@ -114,7 +116,8 @@ static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
 
 /* MPI_MINLOC / MPI_MAXLOC; MPI's tie rule: equal values keep the lower index. */
 #define KPROG_RED_LOC(sfx, type)						\
-static void kprog_red_##sfx(u32 op, void *dst, const void *src, size_t n) \
+static void kprog_red_##sfx(u32 op, void *__restrict dst,		\
+			    const void *__restrict src, size_t n)	\
 {									\
 	bool max = op == KPROG_OP_MAXLOC;				\
 	const type *a = src;						\

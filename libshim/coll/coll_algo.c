@@ -341,23 +341,37 @@ static void eblock(size_t count, int n, int i, size_t *first, size_t *cnt)
 /*
  * Large: ring reduce-scatter (n-1 steps, each block reduced on its way
  * round the ring), then ring allgather of the reduced blocks: every rank
- * sends and receives 2 (n-1)/n of the vector in all.
+ * sends and receives 2 (n-1)/n of the vector in all. With a send buffer,
+ * nothing is copied first: the first step sends from it, and each block
+ * arriving goes straight into the receive buffer, where this rank's share
+ * of it (from the send buffer) is reduced into it (the ops are
+ * commutative); the one block that never arrives there in the
+ * reduce-scatter arrives in the allgather. In place, blocks arrive in a
+ * temporary and are reduced into the receive buffer.
  */
-static void allreduce_ring(struct kp_sched *s, char *rbuf, size_t count, const struct kp_redop *ro)
+static void allreduce_ring(struct kp_sched *s, const char *sbuf, char *rbuf, size_t count,
+			   const struct kp_redop *ro)
 {
 	int n = s->size, r = s->rank, st, next = mod(r + 1, n), prev = mod(r - 1, n);
 	size_t es = ro->esize, f, c, f2, c2;
-	char *tmp = kp_sched_tmp(s, (count / n + 1) * es);
+	char *tmp = NULL;
 
-	if (!tmp)
+	if (!sbuf && !(tmp = kp_sched_tmp(s, (count / n + 1) * es)))
 		return;
 	for (st = 0; st < n - 1; st++) {
 		eblock(count, n, mod(r - st, n), &f, &c);
 		eblock(count, n, mod(r - st - 1, n), &f2, &c2);
-		xsend(s, next, rbuf + f * es, c * es);
-		xrecv(s, prev, tmp, c2 * es);
-		kp_sched_next_round(s);
-		kp_sched_reduce(s, tmp, rbuf + f2 * es, c2 * es, ro->dtype, ro->op);
+		xsend(s, next, (st || !sbuf ? rbuf : sbuf) + f * es, c * es);
+		if (sbuf) {
+			xrecv(s, prev, rbuf + f2 * es, c2 * es);
+			kp_sched_next_round(s);
+			kp_sched_reduce(s, sbuf + f2 * es, rbuf + f2 * es, c2 * es, ro->dtype,
+					ro->op);
+		} else {
+			xrecv(s, prev, tmp, c2 * es);
+			kp_sched_next_round(s);
+			kp_sched_reduce(s, tmp, rbuf + f2 * es, c2 * es, ro->dtype, ro->op);
+		}
 		kp_sched_next_round(s);
 	}
 	/* rank r now holds block r + 1 reduced over all ranks */
@@ -377,14 +391,14 @@ void kp_build_allreduce(struct kp_sched *s, const void *sbuf, void *rbuf, size_t
 
 	if (!bytes)
 		return;
+	if (s->size > 1 && bytes >= KP_ALLREDUCE_LARGE && count >= (size_t)s->size) {
+		allreduce_ring(s, sbuf, rbuf, count, ro);
+		return;
+	}
 	if (sbuf)
 		kp_sched_copy(s, sbuf, rbuf, bytes);
 	kp_sched_next_round(s);
-	if (s->size == 1)
-		return;
-	if (bytes >= KP_ALLREDUCE_LARGE && count >= (size_t)s->size)
-		allreduce_ring(s, rbuf, count, ro);
-	else
+	if (s->size > 1)
 		allreduce_rd(s, rbuf, bytes, ro);
 }
 

@@ -64,6 +64,25 @@ static int coll(struct kt_ep *e, const struct kprog_coll_step *steps, u32 n,
 	return err;
 }
 
+/*
+ * A schedule of local steps only, to its end: the ioctl's own completion
+ * for short ones, the ring's after the work item for long ones (the ioctl
+ * leaves them to it). @out gets the completion as the ioctl returns it.
+ */
+static int coll_local(struct kt_ep *e, const struct kprog_coll_step *steps,
+		      u32 n, s32 tag, u64 req_id, struct kprog_coll *out)
+{
+	int err = coll(e, steps, n, tag, req_id, out);
+
+	if (err || out->done)
+		return err;
+	mock_run_work();
+	if (!EXPECT(kt_pop(e, &out->cqe)))
+		return -EIO;
+	out->done = 1;
+	return 0;
+}
+
 TEST(coll__bad_schedules_get_their_errnos_and_start_nothing)
 {
 	struct kt_ep *a, *b;
@@ -137,7 +156,59 @@ TEST(coll__bad_schedules_get_their_errnos_and_start_nothing)
 	EXPECT_ERR(kt_cancel(a, 1), -EBUSY);	/* a schedule is not cancelled */
 }
 
-TEST(coll__local_steps_finish_in_the_ioctl)
+/* COPY n ints of sb[0] to sb[1], then REDUCE (SUM) them into rb[0]. */
+static void copy_then_sum(u32 n)
+{
+	st[0] = step(KPROG_STEP_COPY, 0, 0, sb[0], sb[1], n * 4);
+	st[1] = red(1, KPROG_DT_INT32, KPROG_OP_SUM, sb[1], rb[0], n * 4);
+}
+
+static bool summed(u32 n)
+{
+	s32 *y = (s32 *)rb[0];
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (y[i] != 4 * (s32)i)
+			break;
+	return EXPECT_EQ(i, n);
+}
+
+TEST(coll__short_local_steps_finish_in_the_ioctl)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+	s32 *x = (s32 *)sb[0], *y = (s32 *)rb[0];
+	u32 i, n = 4096;	/* 16 KiB: the longest the ioctl runs itself */
+
+	kt_pair(&a, &b);
+	for (i = 0; i < n; i++) {
+		x[i] = i;
+		y[i] = 3 * i;
+	}
+	copy_then_sum(n);
+	ASSERT_OK(coll(a, st, 2, 5, 77, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_EQ(c.cqe.req_id, 77);
+	EXPECT_EQ(c.cqe.error, 0);
+	EXPECT_EQ(c.cqe.bytes, 0);
+	summed(n);
+	EXPECT_EQ(mock_run_work(), 0);
+	EXPECT_EQ(kt_ring_count(a), 0);
+	EXPECT_EQ(kt_nr_ops(a), 0);
+	EXPECT_EQ(a->ep->nr_colls, 0);				/* internal */
+	/* A fault in a local step is the schedule's completion, not the call's. */
+	st[0] = step(KPROG_STEP_COPY, 0, 0, (void *)MOCK_BAD_UADDR, rb[1], 8);
+	ASSERT_OK(coll(a, st, 1, 6, 78, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_ERR(c.cqe.error, -EFAULT);
+}
+
+/*
+ * A long COPY or REDUCE is the work item's: the ioctl returns at once and
+ * the completion comes through the ring; a fault there too.
+ */
+TEST(coll__long_local_steps_run_in_the_worker)
 {
 	struct kt_ep *a, *b;
 	struct kprog_coll c;
@@ -149,25 +220,117 @@ TEST(coll__local_steps_finish_in_the_ioctl)
 		x[i] = i;
 		y[i] = 3 * i;
 	}
-	st[0] = step(KPROG_STEP_COPY, 0, 0, sb[0], sb[1], n * 4);
-	st[1] = red(1, KPROG_DT_INT32, KPROG_OP_SUM, sb[1], rb[0], n * 4);
+	copy_then_sum(n);
 	ASSERT_OK(coll(a, st, 2, 5, 77, &c));
-	EXPECT_EQ(c.done, 1);
-	EXPECT_EQ(c.cqe.req_id, 77);
-	EXPECT_EQ(c.cqe.error, 0);
-	EXPECT_EQ(c.cqe.bytes, 0);
-	for (i = 0; i < n; i++)
-		if (y[i] != 4 * (s32)i)
-			break;
-	EXPECT_EQ(i, n);
-	EXPECT_EQ(kt_ring_count(a), 0);
+	EXPECT_EQ(c.done, 0);
+	EXPECT_EQ(y[0] + y[1], 3);		/* nothing reduced yet */
+	EXPECT_EQ(a->ep->nr_colls, 1);				/* internal */
+	EXPECT_EQ(mock_run_work(), 1);	/* both rounds, one item */
+	EXPECT_CQE(a, 77, 0, 0);
+	summed(n);
 	EXPECT_EQ(kt_nr_ops(a), 0);
 	EXPECT_EQ(a->ep->nr_colls, 0);				/* internal */
-	/* A fault in a local step is the schedule's completion, not the call's. */
-	st[0] = step(KPROG_STEP_COPY, 0, 0, (void *)MOCK_BAD_UADDR, rb[1], 8);
+	st[0] = step(KPROG_STEP_COPY, 0, 0, (void *)MOCK_BAD_UADDR, rb[1],
+		     BIG);
 	ASSERT_OK(coll(a, st, 1, 6, 78, &c));
-	EXPECT_EQ(c.done, 1);
-	EXPECT_ERR(c.cqe.error, -EFAULT);
+	EXPECT_EQ(c.done, 0);
+	EXPECT_EQ(mock_run_work(), 1);
+	EXPECT_CQE(a, 78, 0, -EFAULT);
+	EXPECT_EQ(a->ep->nr_colls, 0);				/* internal */
+}
+
+/*
+ * A round's sends and receives start before its copies and reductions,
+ * whatever their order in the round: the peer has the message while the
+ * ioctl has left the long copy to the work item, and the round ends only
+ * when both are over.
+ */
+TEST(coll__round_starts_its_transfers_before_its_local_steps)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kt_pair(&a, &b);
+	kt_fill(sb[0], BIG, 3);
+	kt_fill(sb[2], 100, 4);
+	memset(rb, 0, sizeof(rb));
+	st[0] = step(KPROG_STEP_COPY, 0, 0, sb[0], rb[0], BIG);
+	st[1] = step(KPROG_STEP_SEND, 0, 1, sb[2], NULL, 100);
+	st[2] = step(KPROG_STEP_COPY, 1, 0, rb[0], rb[1], BIG);
+	ASSERT_OK(coll(a, st, 3, 4, 40, &c));
+	EXPECT_EQ(c.done, 0);
+	st[3] = step(KPROG_STEP_RECV, 0, 0, NULL, rb[2], 100);
+	ASSERT_OK(coll(b, st + 3, 1, 4, 41, &c));
+	EXPECT_EQ(c.done, 1);		/* the eager message was there */
+	EXPECT(kt_check(rb[2], 100, 4));
+	EXPECT(!kt_check(rb[1], BIG, 3));	/* round 1 not started */
+	EXPECT_EQ(mock_run_work(), 1);
+	EXPECT_CQE(a, 40, 0, 0);
+	EXPECT(kt_check(rb[1], BIG, 3));
+	EXPECT_EQ(kt_ring_count(b), 0);
+}
+
+/*
+ * The ioctl handed a round over to the work item while a receive of the
+ * round is in flight: the round ends only when both are done, whichever
+ * comes first, and a close meanwhile ends the schedule without a leak.
+ */
+static void handoff_with_receive(bool recv_first, bool close)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kt_pair(&a, &b);
+	kt_fill(sb[0], BIG, 5);
+	kt_fill(sb[1], 64, 6);
+	memset(rb, 0, sizeof(rb));
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[1], 64);
+	st[1] = step(KPROG_STEP_COPY, 0, 0, sb[0], rb[0], BIG);
+	st[2] = step(KPROG_STEP_SEND, 1, 1, rb[1], NULL, 64);
+	st[3] = step(KPROG_STEP_SEND, 0, 0, sb[1], NULL, 64);
+	st[4] = step(KPROG_STEP_RECV, 1, 0, NULL, rb[2], 64);
+	ASSERT_OK(coll(a, st, 3, 8, 80, &c));
+	EXPECT_EQ(c.done, 0);
+	if (close) {
+		kt_close(a);
+		mock_run_work();
+		EXPECT_EQ(kt_nr_ops(b), 0);
+		return;
+	}
+	if (recv_first) {
+		ASSERT_OK(coll(b, st + 3, 2, 8, 81, &c));
+		EXPECT_EQ(c.done, 0);
+		EXPECT_EQ(kt_ring_count(a), 0);
+		EXPECT(mock_run_work() >= 1);	/* copy, then round 1 */
+	} else {
+		EXPECT_EQ(mock_run_work(), 1);	/* the copy; the receive waits */
+		EXPECT_EQ(kt_ring_count(a), 0);
+		ASSERT_OK(coll(b, st + 3, 2, 8, 81, &c));
+		EXPECT_EQ(c.done, 0);
+		EXPECT(mock_run_work() >= 1);	/* round 1 */
+	}
+	EXPECT_CQE(a, 80, 0, 0);
+	mock_run_work();
+	EXPECT_CQE(b, 81, 0, 0);
+	EXPECT(kt_check(rb[0], BIG, 5));
+	EXPECT(kt_check(rb[2], 64, 6));
+	EXPECT_EQ(kt_nr_ops(a), 0);
+	EXPECT_EQ(a->ep->nr_colls, 0);				/* internal */
+}
+
+TEST(coll__handed_over_round_waits_for_its_receive)
+{
+	handoff_with_receive(false, false);
+}
+
+TEST(coll__handed_over_round_whose_receive_came_first)
+{
+	handoff_with_receive(true, false);
+}
+
+TEST(coll__close_before_the_handed_over_round_runs)
+{
+	handoff_with_receive(false, true);
 }
 
 /*
@@ -769,7 +932,7 @@ TEST(coll__reduce_step_spans_pages_and_faults_cleanly)
 	}
 	st[0] = red(0, KPROG_DT_DOUBLE_INT, KPROG_OP_MINLOC, sb[0], rb[0],
 		    n * 16);
-	ASSERT_OK(coll(a, st, 1, 1, 1, &c));
+	ASSERT_OK(coll_local(a, st, 1, 1, 1, &c));
 	EXPECT_EQ(c.done, 1);
 	EXPECT_EQ(c.cqe.error, 0);
 	for (i = 0; i < n; i++) {
@@ -816,7 +979,7 @@ static void reduce_at(struct kt_ep *a, u8 dt, u8 op, u32 soff, u32 doff,
 	for (i = 0; i < n; i++)
 		ref_one(dt, op, x + i * size, want + i * size);
 	st[0] = red(0, dt, op, x, y, len);
-	ASSERT_OK(coll(a, st, 1, 1, 1, &c));
+	ASSERT_OK(coll_local(a, st, 1, 1, 1, &c));
 	EXPECT_EQ(c.done, 1);
 	EXPECT_EQ(c.cqe.error, 0);
 	if (!EXPECT(!memcmp(y, want, len)))
