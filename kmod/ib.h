@@ -20,6 +20,8 @@
  *   ib_rndv.c   rendezvous: user pages pinned per chunk, fast registration
  *               of the sender's chunks, RDMA READ into the receiver's
  *               pages (rdma_rw), DONE and FIN
+ *   ib_pcache.c the pin cache: send buffers' pages kept pinned between
+ *               sends until their mapping changes (mmu_interval_notifier)
  *
  * Contexts. Completion handlers run in softirq context (IB_POLL_SOFTIRQ).
  * They never sleep: pinning and unpinning user pages, READ set-up
@@ -57,6 +59,7 @@ struct kprog_xfer;
 struct kprog_node_addr;
 struct kprog_net_conn;
 struct kprog_ubuf;
+struct kprog_ib_pcent;
 struct seq_file;
 
 /* ---- module parameters (xport_ib.c), checked at load ---- */
@@ -69,6 +72,7 @@ extern unsigned int kprog_ib_reg_pages;
 extern unsigned int kprog_ib_max_reads;
 extern unsigned int kprog_ib_conn_mrs;
 extern unsigned int kprog_ib_keepalive_ms;
+extern unsigned int kprog_ib_pin_cache_mb;
 
 /**
  * struct kprog_ib_addr - a node's address, as connections see it
@@ -90,6 +94,7 @@ enum kprog_ib_gauge {
 	KPROG_IB_G_TXS,		/* rendezvous sends (sender side) */
 	KPROG_IB_G_RDVS,	/* rendezvous messages (receiving side) */
 	KPROG_IB_G_READS,	/* RDMA READ contexts posted */
+	KPROG_IB_G_CACHED,	/* user pages held by the pin cache */
 	KPROG_IB_NR_GAUGES,
 };
 
@@ -349,13 +354,16 @@ void kprog_ib_addr_from_node(struct kprog_ib_addr *a,
  * @dirty: mark them dirty when unpinning (a READ wrote into them)
  * @budget: bytes of the registration budget it holds
  * @mm: the address space whose pinned_vm @npages are charged to
- *	(mmgrab()ed)
+ *	(mmgrab()ed); NULL for a view of the pin cache
+ * @cent: the pin cache's entry whose pages these are (not pinned nor
+ *	charged again), or NULL
  * @sgt: one entry per page, offsets and lengths of the range
  * @pages: the pages
  */
 struct kprog_ib_pin {
 	struct llist_node lnode;
 	struct mm_struct *mm;
+	struct kprog_ib_pcent *cent;
 	u32 npages;
 	bool dirty;
 	u64 budget;
@@ -523,5 +531,14 @@ void kprog_ib_rndv_conn_dead(struct kprog_ib_conn *conn);
 void kprog_ib_rndv_mr_free(struct kprog_ib_conn *conn);
 void kprog_ib_rndv_post_reads(struct kprog_ib_conn *conn);
 void kprog_ib_rdv_put(struct kprog_ib_rdv *rdv);
+int kprog_ib_pin_charge(const struct kprog_ubuf *b, u32 npages);
+
+/* ---- the pin cache of send buffers (ib_pcache.c) ---- */
+
+struct kprog_ib_pin *kprog_ib_pcache_pin(const struct kprog_ubuf *b, u64 pos,
+					 u64 len, int *err);
+void kprog_ib_pcache_unuse(struct kprog_ib_pcent *e);
+void kprog_ib_pcache_show(struct seq_file *m);
+void kprog_ib_pcache_exit(void);
 
 #endif /* _KPROG_IB_H */

@@ -68,6 +68,11 @@ module_param_named(keepalive_ms, kprog_ib_keepalive_ms, uint, 0444);
 MODULE_PARM_DESC(keepalive_ms,
 		 "Probe an established connection this often, in ms, so that a node that vanished while nothing was in flight fails its operations (ACK timeout and retries add about 8 s); 0 = off, else [100, 600000] (default 2000)");
 
+unsigned int kprog_ib_pin_cache_mb = 128;
+module_param_named(pin_cache_mb, kprog_ib_pin_cache_mb, uint, 0644);
+MODULE_PARM_DESC(pin_cache_mb,
+		 "MiB of send buffers kept pinned between sends on this node (each charged to its process's RLIMIT_MEMLOCK), 0 = no cache, at most 65536 (default 128)");
+
 static char *kprog_ib_node_addr_param = "";
 module_param_named(node_addr, kprog_ib_node_addr_param, charp, 0444);
 MODULE_PARM_DESC(node_addr,
@@ -83,6 +88,7 @@ static const char *const kprog_ib_gauge_names[KPROG_IB_NR_GAUGES] = {
 	[KPROG_IB_G_TXS] = "send_transfers",
 	[KPROG_IB_G_RDVS] = "recv_transfers",
 	[KPROG_IB_G_READS] = "reads",
+	[KPROG_IB_G_CACHED] = "cached_pages",
 };
 
 static struct dentry *kprog_ib_debugfs;
@@ -171,6 +177,7 @@ static int kprog_ib_state_show(struct seq_file *m, void *unused)
 	for (i = 0; i < KPROG_IB_NR_GAUGES; i++)
 		seq_printf(m, "%s %ld\n", kprog_ib_gauge_names[i],
 			   atomic_long_read(&kprog_ib_gauges[i]));
+	kprog_ib_pcache_show(m);
 	kprog_ib_conn_show(m);
 	return 0;
 }
@@ -212,6 +219,10 @@ static int kprog_ib_check_params(void)
 	if (kprog_ib_keepalive_ms &&
 	    (kprog_ib_keepalive_ms < 100 || kprog_ib_keepalive_ms > 600000)) {
 		pr_err("kprog_ib: keepalive_ms must be 0 or in [100, 600000]\n");
+		return -EINVAL;
+	}
+	if (kprog_ib_pin_cache_mb > 65536) {
+		pr_err("kprog_ib: pin_cache_mb must be <= 65536\n");
 		return -EINVAL;
 	}
 	if (kprog_ib_parse_node_addr(kprog_ib_node_addr_param)) {
@@ -260,6 +271,7 @@ static void __exit kprog_ib_exit(void)
 	debugfs_remove_recursive(kprog_ib_debugfs);
 	kprog_ib_conn_exit();
 	kprog_ib_rndv_exit();
+	kprog_ib_pcache_exit();
 	for (i = 0; i < KPROG_IB_NR_GAUGES; i++)
 		if (atomic_long_read(&kprog_ib_gauges[i]))
 			pr_err("kprog_ib: %s is %ld at unload\n",
