@@ -20,8 +20,8 @@
  *   ib_rndv.c   rendezvous: user pages pinned per chunk, fast registration
  *               of the sender's chunks, RDMA READ into the receiver's
  *               pages (rdma_rw), DONE and FIN
- *   ib_pcache.c the pin cache: send buffers' pages kept pinned between
- *               sends until their mapping changes (mmu_interval_notifier)
+ *   ib_pcache.c the pin cache: buffers' pages kept pinned between
+ *               transfers until their mapping changes (mmu_interval_notifier)
  *
  * Contexts. Completion handlers run in softirq context (IB_POLL_SOFTIRQ).
  * They never sleep: pinning and unpinning user pages, READ set-up
@@ -536,7 +536,7 @@ int kprog_ib_pin_charge(const struct kprog_ubuf *b, u32 npages);
 /* ---- the pin cache of send buffers (ib_pcache.c) ---- */
 
 struct kprog_ib_pin *kprog_ib_pcache_pin(const struct kprog_ubuf *b, u64 pos,
-					 u64 len, int *err);
+					 u64 len, bool write, int *err);
 void kprog_ib_pcache_unuse(struct kprog_ib_pcent *e);
 void kprog_ib_pcache_show(struct seq_file *m);
 void kprog_ib_pcache_exit(void);

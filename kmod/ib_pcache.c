@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kprog_ib's pin cache: the pages of send buffers stay pinned between
- * rendezvous sends of the same buffer, as UCX's registration cache keeps
- * registrations, so that a sender that sends one buffer again (the usual
- * case of iterative codes) pays no pin_user_pages() / unpin per message.
+ * kprog_ib's pin cache: the pages of send and receive buffers stay pinned
+ * between rendezvous transfers of the same buffer, as UCX's registration
+ * cache keeps registrations, so that a rank that sends or receives into
+ * one buffer again (the usual case of iterative codes) pays no
+ * pin_user_pages() / unpin per message.
  *
  * What is cached is pinned pages only: no DMA mapping, no MR, no rkey.
  * Every transfer still registers its chunk with a fresh rkey (REG_MR from
  * the connection's pool) that lives from RTS to FIN (ib_rndv.c), so a
  * cached buffer is never readable by a peer outside a transfer.
  *
- * Entries. One per (mm, address, length) of a chunk that lies in one
- * segment of a buffer; a hit needs the same three. Each has an
+ * Entries. One per (mm, address, length, direction) of a send chunk or a
+ * receive piece that lies in one segment of a buffer; a hit needs the
+ * same four (a receive's pages are pinned writable). Each has an
  * mmu_interval_notifier on its pages: when the process unmaps, remaps,
  * moves (mremap), write-protects (fork, mprotect) or otherwise changes
  * the mapping of any of them, the entry leaves the cache at once (later
@@ -59,6 +61,7 @@
  * @mm: the address space (mmgrab()ed); its pinned_vm holds @npages
  * @addr: the first byte of the range
  * @len: its bytes
+ * @write: pinned writable, for RDMA READs into it
  * @users: transfers using it (lock)
  * @valid: in the hash: its pages are the ones mapped (lock)
  * @npages: pages in @pages
@@ -72,6 +75,7 @@ struct kprog_ib_pcent {
 	struct mm_struct *mm;
 	unsigned long addr;
 	u64 len;
+	bool write;
 	u32 users;
 	bool valid;
 	u32 npages;
@@ -89,9 +93,9 @@ static void kprog_ib_pcache_dead_work(struct work_struct *work);
 static DECLARE_WORK(kprog_ib_pcache_dead_item, kprog_ib_pcache_dead_work);
 
 static u64 kprog_ib_pcache_key(struct mm_struct *mm, unsigned long addr,
-			       u64 len)
+			       u64 len, bool write)
 {
-	return hash_64((unsigned long)mm ^ addr ^ (len << 17), 64);
+	return hash_64((unsigned long)mm ^ addr ^ (len << 17) ^ write, 64);
 }
 
 /* Unpins and frees an entry out of the cache. Process context, no lock. */
@@ -217,8 +221,9 @@ nomem:
 /* A new entry for [addr, addr + len) of @b->mm, used once; NULL: *err. */
 static struct kprog_ib_pcent *kprog_ib_pcent_new(const struct kprog_ubuf *b,
 						 unsigned long addr, u64 len,
-						 int *err)
+						 bool write, int *err)
 {
+	unsigned int flags = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
 	u32 npages = DIV_ROUND_UP(offset_in_page(addr) + len, PAGE_SIZE);
 	unsigned long start = addr & PAGE_MASK, seq;
 	struct kprog_ib_pcent *e;
@@ -232,6 +237,7 @@ static struct kprog_ib_pcent *kprog_ib_pcent_new(const struct kprog_ubuf *b,
 	e->mm = b->mm;
 	e->addr = addr;
 	e->len = len;
+	e->write = write;
 	INIT_LIST_HEAD(&e->lru);
 	*err = kprog_ib_pin_charge(b, npages);
 	if (*err == -ENOMEM) {
@@ -251,11 +257,11 @@ static struct kprog_ib_pcent *kprog_ib_pcent_new(const struct kprog_ubuf *b,
 	seq = mmu_interval_read_begin(&e->mni);
 	mmap_read_lock(b->mm);
 #ifdef KPROG_GUP_HAS_VMAS
-	ret = pin_user_pages_remote(b->mm, start, npages, FOLL_LONGTERM,
-				    e->pages, NULL, NULL);
+	ret = pin_user_pages_remote(b->mm, start, npages, flags, e->pages,
+				    NULL, NULL);
 #else
-	ret = pin_user_pages_remote(b->mm, start, npages, FOLL_LONGTERM,
-				    e->pages, NULL);
+	ret = pin_user_pages_remote(b->mm, start, npages, flags, e->pages,
+				    NULL);
 #endif
 	mmap_read_unlock(b->mm);
 	if (ret > 0)
@@ -274,7 +280,7 @@ static struct kprog_ib_pcent *kprog_ib_pcent_new(const struct kprog_ubuf *b,
 	e->valid = true;
 	e->users = 1;
 	hash_add(kprog_ib_pcache_hash, &e->hnode,
-		 kprog_ib_pcache_key(e->mm, addr, len));
+		 kprog_ib_pcache_key(e->mm, addr, len, write));
 	spin_unlock(&kprog_ib_pcache_lock);
 	mmgrab(e->mm);
 	kprog_ib_gauge_add(KPROG_IB_G_CACHED, e->npages);
@@ -291,11 +297,13 @@ err_free:
 }
 
 /**
- * kprog_ib_pcache_pin() - the pinned pages of a send chunk, from the cache
- * @b: the send buffer (its process's mm is referenced by the caller's
- *	mmget_not_zero() or the post in progress)
+ * kprog_ib_pcache_pin() - the pinned pages of a send chunk or receive
+ *	piece, from the cache
+ * @b: the buffer (its process's mm is referenced by the caller's
+ *	mmget_not_zero())
  * @pos: where the chunk starts in the message
  * @len: its bytes
+ * @write: pinned writable (a receive's pages, written by RDMA READ)
  * @err: set when NULL is returned: -EAGAIN (not cacheable: pin it for
  *	the transfer alone), -ENOMEM (over RLIMIT_MEMLOCK or out of memory),
  *	-EFAULT (not mapped)
@@ -306,7 +314,7 @@ err_free:
  * (released with kprog_ib_pin_release() like any other), or NULL.
  */
 struct kprog_ib_pin *kprog_ib_pcache_pin(const struct kprog_ubuf *b, u64 pos,
-					 u64 len, int *err)
+					 u64 len, bool write, int *err)
 {
 	u64 limit = (u64)READ_ONCE(kprog_ib_pin_cache_mb) << 20;
 	struct kprog_ib_pcent *e;
@@ -329,8 +337,9 @@ struct kprog_ib_pin *kprog_ib_pcache_pin(const struct kprog_ubuf *b, u64 pos,
 
 	spin_lock(&kprog_ib_pcache_lock);
 	hash_for_each_possible(kprog_ib_pcache_hash, e, hnode,
-			       kprog_ib_pcache_key(b->mm, addr, len)) {
-		if (e->mm == b->mm && e->addr == addr && e->len == len) {
+			       kprog_ib_pcache_key(b->mm, addr, len, write)) {
+		if (e->mm == b->mm && e->addr == addr && e->len == len &&
+		    e->write == write) {
 			if (!e->users++)
 				list_del_init(&e->lru);
 			spin_unlock(&kprog_ib_pcache_lock);
@@ -352,7 +361,7 @@ struct kprog_ib_pin *kprog_ib_pcache_pin(const struct kprog_ubuf *b, u64 pos,
 	}
 	kprog_ib_pcache_bytes += len;	/* reserved for the new entry */
 	spin_unlock(&kprog_ib_pcache_lock);
-	e = kprog_ib_pcent_new(b, addr, len, err);
+	e = kprog_ib_pcent_new(b, addr, len, write, err);
 	if (!e) {
 		spin_lock(&kprog_ib_pcache_lock);
 		kprog_ib_pcache_bytes -= len;

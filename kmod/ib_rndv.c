@@ -170,10 +170,13 @@ static void kprog_ib_unpin_work(struct work_struct *work)
 {
 	struct llist_node *list = llist_del_all(&kprog_ib_unpins);
 	struct kprog_ib_pin *pin, *tmp;
+	u32 i;
 
 	llist_for_each_entry_safe(pin, tmp, list, lnode) {
 		if (pin->cent) {
-			/* A send's view: the cache keeps the pages. */
+			/* A view: the cache keeps the pages pinned. */
+			for (i = 0; pin->dirty && i < pin->npages; i++)
+				set_page_dirty_lock(pin->pages[i]);
 			kprog_ib_pcache_unuse(pin->cent);
 		} else {
 			unpin_user_pages_dirty_lock(pin->pages, pin->npages,
@@ -198,8 +201,7 @@ static void kprog_ib_pin_release(struct kprog_ib_pin *pin)
 
 /*
  * Pins the pages of bytes [pos, pos + len) of @b, with a scatter list of
- * one entry per page. A send's chunk comes from the pin cache when it
- * can. Process context.
+ * one entry per page, from the pin cache when it can. Process context.
  */
 static struct kprog_ib_pin *kprog_ib_pin(const struct kprog_ubuf *b, u64 pos,
 					 u64 len, bool write, int *err)
@@ -212,16 +214,14 @@ static struct kprog_ib_pin *kprog_ib_pin(const struct kprog_ubuf *b, u64 pos,
 	u32 i = 0, j, po;
 	long ret = 0;
 
-	if (!write) {
-		if (!mmget_not_zero(b->mm)) {
-			*err = -ECONNRESET;	/* the process is gone */
-			return NULL;
-		}
-		pin = kprog_ib_pcache_pin(b, pos, len, err);
-		mmput(b->mm);
-		if (pin || *err != -EAGAIN)
-			return pin;
+	if (!mmget_not_zero(b->mm)) {
+		*err = -ECONNRESET;	/* the process is gone */
+		return NULL;
 	}
+	pin = kprog_ib_pcache_pin(b, pos, len, write, err);
+	mmput(b->mm);
+	if (pin || *err != -EAGAIN)
+		return pin;
 	pin = kvzalloc(struct_size(pin, pages, npages), GFP_KERNEL);
 	if (!pin) {
 		*err = -ENOMEM;

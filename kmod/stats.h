@@ -43,8 +43,9 @@
  *	rank not on this node)
  * @KPROG_STAT_NET_REG_BYTES: bytes of send buffers registered for the
  *	remote reads of rendezvous transfers
- * @KPROG_STAT_NET_PIN_HITS: send chunks whose pages the pin cache held
- * @KPROG_STAT_NET_PIN_MISSES: send chunks it had to pin (and may keep)
+ * @KPROG_STAT_NET_PIN_HITS: rendezvous chunks (send) and pieces (receive)
+ *	whose pages kprog_ib's pin cache held
+ * @KPROG_STAT_NET_PIN_MISSES: those it had to pin (and may keep)
  * @KPROG_NR_STATS: number of counters
  */
 enum kprog_stat {

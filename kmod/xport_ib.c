@@ -71,7 +71,7 @@ MODULE_PARM_DESC(keepalive_ms,
 unsigned int kprog_ib_pin_cache_mb = 128;
 module_param_named(pin_cache_mb, kprog_ib_pin_cache_mb, uint, 0644);
 MODULE_PARM_DESC(pin_cache_mb,
-		 "MiB of send buffers kept pinned between sends on this node (each charged to its process's RLIMIT_MEMLOCK), 0 = no cache, at most 65536 (default 128)");
+		 "MiB of send and receive buffers kept pinned between transfers on this node (each charged to its process's RLIMIT_MEMLOCK), 0 = no cache, at most 65536 (default 128)");
 
 static char *kprog_ib_node_addr_param = "";
 module_param_named(node_addr, kprog_ib_node_addr_param, charp, 0444);

@@ -564,11 +564,12 @@ static void send_checked(struct __test_metadata *_metadata,
 }
 
 /*
- * The pin cache keeps a sent buffer's pages pinned for the next send of
- * it, and forgets them as soon as their mapping changes: what arrives is
- * always what the buffer holds when it is sent, after a write in place,
- * an munmap and mmap at the same address, madvise(MADV_DONTNEED) and
- * mremap to another place; pages no longer mapped are unpinned.
+ * The pin cache keeps a buffer's pages pinned for the next transfer of it
+ * (the sender's and, pinned writable, the receiver's), and forgets them as
+ * soon as their mapping changes: what arrives is always what the buffer
+ * holds when it is sent, after a write in place, an munmap and mmap at
+ * the same address, madvise(MADV_DONTNEED) and mremap to another place;
+ * pages no longer mapped are unpinned.
  */
 TEST_F_TIMEOUT(ib, pin_cache_sends_the_new_data_after_writes_unmaps_and_remaps,
 	       300)
@@ -585,18 +586,20 @@ TEST_F_TIMEOUT(ib, pin_cache_sends_the_new_data_after_writes_unmaps_and_remaps,
 	if (wait_uncached() != 0)
 		TH_LOG("pages cached before the test: %ld",
 		       ib_gauge("cached_pages"));
+	/* first time: both sides pin */
 	kp_fill(sb + 1, len, 1, 0);
 	send_checked(_metadata, self, sb + 1, rb, len, 1);
 	ASSERT_EQ(0, pcache_counts(&h, &m));
-	EXPECT_EQ(m0 + 1, m);
+	EXPECT_EQ(h0, h);
+	EXPECT_EQ(m0 + 2, m);
 	EXPECT_LT(0, ib_gauge("cached_pages"));
 
-	/* written in place: a hit, and the new data */
+	/* written in place: two hits, and the new data */
 	kp_fill(sb + 1, len, 2, 0);
 	send_checked(_metadata, self, sb + 1, rb, len, 2);
 	ASSERT_EQ(0, pcache_counts(&h, &m));
-	EXPECT_EQ(h0 + 1, h);
-	EXPECT_EQ(m0 + 1, m);
+	EXPECT_EQ(h0 + 2, h);
+	EXPECT_EQ(m0 + 2, m);
 
 	/* unmapped and mapped again at the same address: new pages */
 	ASSERT_EQ(0, munmap(sb, map));
@@ -606,14 +609,17 @@ TEST_F_TIMEOUT(ib, pin_cache_sends_the_new_data_after_writes_unmaps_and_remaps,
 	kp_fill(sb + 1, len, 3, 0);
 	send_checked(_metadata, self, sb + 1, rb, len, 3);
 	ASSERT_EQ(0, pcache_counts(&h, &m));
-	EXPECT_EQ(m0 + 2, m) TH_LOG("the unmapped pages were found again");
+	EXPECT_EQ(m0 + 3, m) TH_LOG("the unmapped pages were found again");
+	EXPECT_EQ(h0 + 3, h);
 
-	/* pages dropped (they read as zeros, then new data) */
+	/* pages dropped (they read as zeros, then new data), both sides */
 	ASSERT_EQ(0, madvise(sb, map, MADV_DONTNEED));
+	ASSERT_EQ(0, madvise(rb, map, MADV_DONTNEED));
 	kp_fill(sb + 1, len, 4, 0);
 	send_checked(_metadata, self, sb + 1, rb, len, 4);
 	ASSERT_EQ(0, pcache_counts(&h, &m));
-	EXPECT_EQ(m0 + 3, m);
+	EXPECT_EQ(m0 + 5, m);
+	EXPECT_EQ(h0 + 3, h);
 
 	/* moved away, and something else mapped where it was */
 	p = kp_alloc(map);
