@@ -68,10 +68,18 @@ module_param_named(keepalive_ms, kprog_ib_keepalive_ms, uint, 0444);
 MODULE_PARM_DESC(keepalive_ms,
 		 "Probe an established connection this often, in ms, so that a node that vanished while nothing was in flight fails its operations (ACK timeout and retries add about 8 s); 0 = off, else [100, 600000] (default 2000)");
 
-unsigned int kprog_ib_pin_cache_mb = 128;
+/*
+ * Off by default: on soft-RoCE (rxe, kernel 6.1) a REG_MR posted shortly
+ * behind unacknowledged SENDs is executed again when those are
+ * retransmitted (rxe_requester() runs local work requests again after
+ * req_retry()), and fails on the MR it already registered, which fails
+ * the connection; the cache makes REG_MRs follow sends that closely
+ * (docs/DESIGN.md, "The pin cache").
+ */
+unsigned int kprog_ib_pin_cache_mb;
 module_param_named(pin_cache_mb, kprog_ib_pin_cache_mb, uint, 0644);
 MODULE_PARM_DESC(pin_cache_mb,
-		 "MiB of send and receive buffers kept pinned between transfers on this node (each charged to its process's RLIMIT_MEMLOCK), 0 = no cache, at most 65536 (default 128)");
+		 "MiB of send and receive buffers kept pinned between transfers on this node (each charged to its process's RLIMIT_MEMLOCK), 0 = no cache (default: see docs/DESIGN.md), at most 65536");
 
 static char *kprog_ib_node_addr_param = "";
 module_param_named(node_addr, kprog_ib_node_addr_param, charp, 0444);
