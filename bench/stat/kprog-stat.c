@@ -93,6 +93,8 @@ static const struct col {
 	{ "work_us", KS_WORK_NS, 1e-3, 1 },
 	{ "MB", KS_BYTES, 1e-6, 2 },
 	{ "wakeups", KS_WAKEUPS, 1, 0 },
+	{ "pin_hits", KS_NET_PIN_HITS, 1, 0 },
+	{ "pin_misses", KS_NET_PIN_MISSES, 1, 0 },
 };
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 

@@ -48,6 +48,8 @@ static struct nla_policy kprog_policy[KPROG_A_MAX + 1] = {
 	[KPROG_A_STAT_WORK_NS] = { .type = NLA_U64 },
 	[KPROG_A_STAT_BYTES] = { .type = NLA_U64 },
 	[KPROG_A_STAT_WAKEUPS] = { .type = NLA_U64 },
+	[KPROG_A_STAT_NET_PIN_HITS] = { .type = NLA_U64 },
+	[KPROG_A_STAT_NET_PIN_MISSES] = { .type = NLA_U64 },
 };
 
 static struct nla_policy bench_policy[KPROG_BENCH_A_MAX + 1] = {

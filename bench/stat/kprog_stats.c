@@ -13,6 +13,8 @@ static const char *const names[KS_NSTAT] = {
 	[KS_BYTES] = "bytes",
 	[KS_WAKEUPS] = "wakeups",
 	[KS_COALESCED] = "coalesced",
+	[KS_NET_PIN_HITS] = "net_pin_hits",
+	[KS_NET_PIN_MISSES] = "net_pin_misses",
 };
 
 static const int attrs[KS_NSTAT] = {	/* kprog.ko's: no interrupt source */
@@ -23,6 +25,8 @@ static const int attrs[KS_NSTAT] = {	/* kprog.ko's: no interrupt source */
 	[KS_WORK_NS] = KPROG_A_STAT_WORK_NS,
 	[KS_BYTES] = KPROG_A_STAT_BYTES,
 	[KS_WAKEUPS] = KPROG_A_STAT_WAKEUPS,
+	[KS_NET_PIN_HITS] = KPROG_A_STAT_NET_PIN_HITS,
+	[KS_NET_PIN_MISSES] = KPROG_A_STAT_NET_PIN_MISSES,
 };
 
 static const int bench_attrs[KS_NSTAT] = {	/* kprog_bench.ko's */

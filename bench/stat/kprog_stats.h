@@ -32,6 +32,8 @@ enum kprog_stat {
 	KS_BYTES,
 	KS_WAKEUPS,
 	KS_COALESCED,
+	KS_NET_PIN_HITS,	/* kprog_ib's pin cache: send chunks found */
+	KS_NET_PIN_MISSES,	/* and pinned afresh */
 	KS_NSTAT,
 };
 

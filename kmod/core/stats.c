@@ -24,6 +24,8 @@ const struct kprog_stat_desc kprog_stat_descs[KPROG_NR_STATS] = {
 	[KPROG_STAT_NET_CQES] = { "net_cqes", KPROG_A_STAT_NET_CQES },
 	[KPROG_STAT_NET_DROPPED] = { "net_dropped", KPROG_A_STAT_NET_DROPPED },
 	[KPROG_STAT_NET_REG_BYTES] = { "net_reg_bytes", KPROG_A_STAT_NET_REG_BYTES },
+	[KPROG_STAT_NET_PIN_HITS] = { "net_pin_hits", KPROG_A_STAT_NET_PIN_HITS },
+	[KPROG_STAT_NET_PIN_MISSES] = { "net_pin_misses", KPROG_A_STAT_NET_PIN_MISSES },
 };
 
 /**

@@ -43,6 +43,9 @@
  *	rank not on this node)
  * @KPROG_STAT_NET_REG_BYTES: bytes of send buffers registered for the
  *	remote reads of rendezvous transfers
+ * @KPROG_STAT_NET_PIN_HITS: rendezvous chunks (send) and pieces (receive)
+ *	whose pages kprog_ib's pin cache held
+ * @KPROG_STAT_NET_PIN_MISSES: those it had to pin (and may keep)
  * @KPROG_NR_STATS: number of counters
  */
 enum kprog_stat {
@@ -56,6 +59,8 @@ enum kprog_stat {
 	KPROG_STAT_NET_CQES,
 	KPROG_STAT_NET_DROPPED,
 	KPROG_STAT_NET_REG_BYTES,
+	KPROG_STAT_NET_PIN_HITS,
+	KPROG_STAT_NET_PIN_MISSES,
 	KPROG_NR_STATS,
 };
 

@@ -21,9 +21,11 @@
  *               of the sender's chunks, RDMA READ into the receiver's
  *               pages (rdma_rw), DONE and FIN
  *   ib_trace.c  the tracepoints of ib_trace.h
+ *   ib_pcache.c the pin cache: buffers' pages kept pinned between
+ *               transfers until their mapping changes (mmu_interval_notifier)
  *
- * Calls go one way, down: xport_ib.c, ib_recv.c, ib_rndv.c, ib_conn.c,
- * ib_dev.c, ib_wire.c and ib_plan.c. The connections report what they
+ * Calls go one way, down: xport_ib.c, ib_recv.c, ib_rndv.c, ib_pcache.c,
+ * ib_conn.c, ib_dev.c, ib_wire.c and ib_plan.c. The connections report what they
  * receive and lose upwards through &struct kprog_ib_conn_upcalls, and a
  * device's removal reaches the connections through ib_dev.c's callback;
  * both are set at load by xport_ib.c (scripts/check-circles keeps it so).
@@ -64,6 +66,7 @@ struct kprog_xfer;
 struct kprog_node_addr;
 struct kprog_net_conn;
 struct kprog_ubuf;
+struct kprog_ib_pcent;
 struct seq_file;
 
 /* ---- module parameters (xport_ib.c), checked at load ---- */
@@ -77,6 +80,7 @@ extern unsigned int kprog_ib_max_reads;
 extern unsigned int kprog_ib_conn_mrs;
 extern unsigned int kprog_ib_keepalive_ms;
 extern unsigned int kprog_ib_conn_admin;
+extern unsigned int kprog_ib_pin_cache_mb;
 
 /**
  * struct kprog_ib_addr - a node's address, as connections see it
@@ -98,6 +102,7 @@ enum kprog_ib_gauge {
 	KPROG_IB_G_TXS,		/* rendezvous sends (sender side) */
 	KPROG_IB_G_RDVS,	/* rendezvous messages (receiving side) */
 	KPROG_IB_G_READS,	/* RDMA READ contexts posted */
+	KPROG_IB_G_CACHED,	/* user pages held by the pin cache */
 	KPROG_IB_NR_GAUGES,
 };
 
@@ -377,13 +382,16 @@ bool kprog_ib_addr_eq(const struct kprog_ib_addr *a,
  * @dirty: mark them dirty when unpinning (a READ wrote into them)
  * @budget: bytes of the registration budget it holds
  * @mm: the address space whose pinned_vm @npages are charged to
- *	(mmgrab()ed)
+ *	(mmgrab()ed); NULL for a view of the pin cache
+ * @cent: the pin cache's entry whose pages these are (not pinned nor
+ *	charged again), or NULL
  * @sgt: one entry per page, offsets and lengths of the range
  * @pages: the pages
  */
 struct kprog_ib_pin {
 	struct llist_node lnode;
 	struct mm_struct *mm;
+	struct kprog_ib_pcent *cent;
 	u32 npages;
 	bool dirty;
 	u64 budget;
@@ -550,5 +558,14 @@ void kprog_ib_fin(struct kprog_msg *msg, u64 bytes, int err);
 void kprog_ib_rndv_conn_dead(struct kprog_ib_conn *conn);
 void kprog_ib_rndv_post_reads(struct kprog_ib_conn *conn);
 void kprog_ib_rdv_put(struct kprog_ib_rdv *rdv);
+int kprog_ib_pin_charge(const struct kprog_ubuf *b, u32 npages);
+
+/* ---- the pin cache of send buffers (ib_pcache.c) ---- */
+
+struct kprog_ib_pin *kprog_ib_pcache_pin(const struct kprog_ubuf *b, u64 pos,
+					 u64 len, bool write, int *err);
+void kprog_ib_pcache_unuse(struct kprog_ib_pcent *e);
+void kprog_ib_pcache_show(struct seq_file *m);
+void kprog_ib_pcache_exit(void);
 
 #endif /* _KPROG_IB_H */

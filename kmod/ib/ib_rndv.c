@@ -75,7 +75,7 @@ static LLIST_HEAD(kprog_ib_unpins);
  * RDMA reads cannot pin more of a job's memory than `ulimit -l` lets it
  * lock. A charge held by a pin is returned when the pin is released.
  */
-static int kprog_ib_pin_charge(const struct kprog_ubuf *b, u32 npages)
+int kprog_ib_pin_charge(const struct kprog_ubuf *b, u32 npages)
 {
 	s64 pinned = atomic64_add_return(npages, &b->mm->pinned_vm);
 
@@ -170,11 +170,21 @@ static void kprog_ib_unpin_work(struct work_struct *work)
 {
 	struct llist_node *list = llist_del_all(&kprog_ib_unpins);
 	struct kprog_ib_pin *pin, *tmp;
+	u32 i;
 
 	llist_for_each_entry_safe(pin, tmp, list, lnode) {
-		unpin_user_pages_dirty_lock(pin->pages, pin->npages, pin->dirty);
-		kprog_ib_gauge_add(KPROG_IB_G_PINNED, -(long)pin->npages);
-		kprog_ib_pin_uncharge(pin);
+		if (pin->cent) {
+			/* A view: the cache keeps the pages pinned. */
+			for (i = 0; pin->dirty && i < pin->npages; i++)
+				set_page_dirty_lock(pin->pages[i]);
+			kprog_ib_pcache_unuse(pin->cent);
+		} else {
+			unpin_user_pages_dirty_lock(pin->pages, pin->npages,
+						    pin->dirty);
+			kprog_ib_gauge_add(KPROG_IB_G_PINNED,
+					   -(long)pin->npages);
+			kprog_ib_pin_uncharge(pin);
+		}
 		sg_free_table(&pin->sgt);
 		if (pin->budget)
 			kprog_ib_budget_release(pin->budget);
@@ -191,7 +201,7 @@ static void kprog_ib_pin_release(struct kprog_ib_pin *pin)
 
 /*
  * Pins the pages of bytes [pos, pos + len) of @b, with a scatter list of
- * one entry per page. Process context.
+ * one entry per page, from the pin cache when it can. Process context.
  */
 static struct kprog_ib_pin *kprog_ib_pin(const struct kprog_ubuf *b, u64 pos,
 					 u64 len, bool write, int *err)
@@ -204,6 +214,14 @@ static struct kprog_ib_pin *kprog_ib_pin(const struct kprog_ubuf *b, u64 pos,
 	u32 i = 0, j, po;
 	long ret = 0;
 
+	if (!mmget_not_zero(b->mm)) {
+		*err = -ECONNRESET;	/* the process is gone */
+		return NULL;
+	}
+	pin = kprog_ib_pcache_pin(b, pos, len, write, err);
+	mmput(b->mm);
+	if (pin || *err != -EAGAIN)
+		return pin;
 	pin = kvzalloc(struct_size(pin, pages, npages), GFP_KERNEL);
 	if (!pin) {
 		*err = -ENOMEM;

@@ -69,6 +69,18 @@ unsigned int kprog_ib_conn_admin = 1;
 module_param_named(conn_admin, kprog_ib_conn_admin, uint, 0444);
 MODULE_PARM_DESC(conn_admin,
 		 "1: making or dropping a connection between two nodes (KPROG_IOC_NET_CONN) needs CAP_NET_ADMIN, so that no user can disturb the connection other users' jobs share; 0: any user whose job spans the node may (default 1)");
+/*
+ * Off by default: on soft-RoCE (rxe, kernel 6.1) a REG_MR posted shortly
+ * behind unacknowledged SENDs is executed again when those are
+ * retransmitted (rxe_requester() runs local work requests again after
+ * req_retry()), and fails on the MR it already registered, which fails
+ * the connection; the cache makes REG_MRs follow sends that closely
+ * (docs/DESIGN.md, "The pin cache").
+ */
+unsigned int kprog_ib_pin_cache_mb;
+module_param_named(pin_cache_mb, kprog_ib_pin_cache_mb, uint, 0644);
+MODULE_PARM_DESC(pin_cache_mb,
+		 "MiB of send and receive buffers kept pinned between transfers on this node (each charged to its process's RLIMIT_MEMLOCK), 0 = no cache (default: see docs/DESIGN.md), at most 65536");
 
 static char *kprog_ib_node_addr_param = "";
 module_param_named(node_addr, kprog_ib_node_addr_param, charp, 0444);
@@ -85,6 +97,7 @@ static const char *const kprog_ib_gauge_names[KPROG_IB_NR_GAUGES] = {
 	[KPROG_IB_G_TXS] = "send_transfers",
 	[KPROG_IB_G_RDVS] = "recv_transfers",
 	[KPROG_IB_G_READS] = "reads",
+	[KPROG_IB_G_CACHED] = "cached_pages",
 };
 
 static struct dentry *kprog_ib_debugfs;
@@ -173,6 +186,7 @@ static int kprog_ib_state_show(struct seq_file *m, void *unused)
 	for (i = 0; i < KPROG_IB_NR_GAUGES; i++)
 		seq_printf(m, "%s %ld\n", kprog_ib_gauge_names[i],
 			   atomic_long_read(&kprog_ib_gauges[i]));
+	kprog_ib_pcache_show(m);
 	kprog_ib_conn_show(m);
 	return 0;
 }
@@ -218,6 +232,10 @@ static int kprog_ib_check_params(void)
 	}
 	if (kprog_ib_conn_admin > 1) {
 		pr_err("kprog_ib: conn_admin must be 0 or 1\n");
+		return -EINVAL;
+	}
+	if (kprog_ib_pin_cache_mb > 65536) {
+		pr_err("kprog_ib: pin_cache_mb must be <= 65536\n");
 		return -EINVAL;
 	}
 	if (kprog_ib_parse_node_addr(kprog_ib_node_addr_param)) {
@@ -276,6 +294,7 @@ static void __exit kprog_ib_exit(void)
 	debugfs_remove_recursive(kprog_ib_debugfs);
 	kprog_ib_conn_exit();
 	kprog_ib_rndv_exit();
+	kprog_ib_pcache_exit();
 	for (i = 0; i < KPROG_IB_NR_GAUGES; i++)
 		if (atomic_long_read(&kprog_ib_gauges[i]))
 			pr_err("kprog_ib: %s is %ld at unload\n",

@@ -10,6 +10,7 @@
 #include <linux/tracepoint-defs.h>
 #include <linux/kthread.h>
 #include <asm/fpu/api.h>
+#include <linux/mmu_notifier.h>
 #include "mock.h"
 #include "mock_int.h"
 #include "runner.h"
@@ -246,6 +247,45 @@ void unpin_user_pages_dirty_lock(struct page **pages, unsigned long npages,
 	mock_unpin(pages, npages, CALLER);
 	if (make_dirty)
 		mock_dirtied_pages += npages;
+}
+
+/* kprog_ib's READ target pages (ib_rndv.c) */
+int set_page_dirty_lock(struct page *page)
+{
+	mock_might_sleep(CALLER, "set_page_dirty_lock()");
+	mock_dirtied_pages++;
+	return 1;
+}
+
+/*
+ * The pin cache's notifiers (ib_pcache.c): no mapping ever changes under
+ * the unit tests, so a notifier is recorded as inserted and its sequence
+ * never moves (mmu_interval_read_retry() sees no invalidation).
+ */
+long mock_interval_notifiers;
+
+int mmu_interval_notifier_insert(struct mmu_interval_notifier *sub, struct mm_struct *mm,
+				 unsigned long start, unsigned long length,
+				 const struct mmu_interval_notifier_ops *ops)
+{
+	mock_might_sleep(CALLER, "mmu_interval_notifier_insert()");
+	sub->mm = mm;
+	sub->ops = ops;
+	sub->invalidate_seq = 0;
+	mock_interval_notifiers++;
+	return 0;
+}
+
+void mmu_interval_notifier_remove(struct mmu_interval_notifier *sub)
+{
+	mock_might_sleep(CALLER, "mmu_interval_notifier_remove()");
+	if (--mock_interval_notifiers < 0)
+		mock_fail_at(CALLER, "more interval notifiers removed than inserted");
+}
+
+unsigned long mmu_interval_read_begin(struct mmu_interval_notifier *sub)
+{
+	return sub->invalidate_seq;
 }
 
 void *mock_remap_addr;

@@ -18,6 +18,8 @@ struct workqueue_struct {
 
 static struct workqueue_struct mock_system_wq = { .name = "events" };
 struct workqueue_struct *system_wq = &mock_system_wq;
+static struct workqueue_struct mock_system_unbound_wq = { .name = "events_unbound" };
+struct workqueue_struct *system_unbound_wq = &mock_system_unbound_wq;
 
 struct mock_work {
 	struct work_struct *work;

@@ -402,13 +402,13 @@ TEST(main__stats_debugfs_file_shows_header_and_one_line_per_cpu)
 	EXPECT_OK(kt_send(a, 1, 0, buf, 4, 1, 0, NULL));
 	text = mock_seq_read_all(mock_debugfs_fops("stats"));
 	ASSERT(text);
-	EXPECT(!strncmp(text, "cpu events tasklet_runs tasklet_ns work_items work_ns bytes wakeups net_cqes net_dropped net_reg_bytes\n",
-			100));
-	EXPECT(strstr(text, "\n0 1 0 0 0 0 0 0 0 0 0\n"));
+	EXPECT(!strncmp(text, "cpu events tasklet_runs tasklet_ns work_items work_ns bytes wakeups net_cqes net_dropped net_reg_bytes net_pin_hits net_pin_misses\n",
+			128));
+	EXPECT(strstr(text, "\n0 1 0 0 0 0 0 0 0 0 0 0 0\n"));
 	mock_free_text(text);
 	kprog_stats_reset();
 	text = mock_seq_read_all(mock_debugfs_fops("stats"));
-	EXPECT(strstr(text, "\n0 0 0 0 0 0 0 0 0 0 0\n"));
+	EXPECT(strstr(text, "\n0 0 0 0 0 0 0 0 0 0 0 0 0\n"));
 	mock_free_text(text);
 	mock_kmalloc_errors = 1;	/* seq_open() */
 	EXPECT(!mock_seq_read_all(mock_debugfs_fops("stats")));

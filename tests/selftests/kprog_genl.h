@@ -34,6 +34,7 @@
 enum {
 	KS_EVENTS, KS_TASKLET_RUNS, KS_TASKLET_NS, KS_WORK_ITEMS, KS_WORK_NS,
 	KS_BYTES, KS_WAKEUPS, KS_NET_CQES, KS_NET_DROPPED, KS_NET_REG_BYTES,
+	KS_NET_PIN_HITS, KS_NET_PIN_MISSES,
 	KS_N,
 };
 
@@ -42,13 +43,15 @@ static const int kpn_stat_attr[KS_N] = {
 	KPROG_A_STAT_TASKLET_NS, KPROG_A_STAT_WORK_ITEMS,
 	KPROG_A_STAT_WORK_NS, KPROG_A_STAT_BYTES, KPROG_A_STAT_WAKEUPS,
 	KPROG_A_STAT_NET_CQES, KPROG_A_STAT_NET_DROPPED,
-	KPROG_A_STAT_NET_REG_BYTES,
+	KPROG_A_STAT_NET_REG_BYTES, KPROG_A_STAT_NET_PIN_HITS,
+	KPROG_A_STAT_NET_PIN_MISSES,
 };
 
 /* Also the debugfs column names, after "cpu". */
 static const char *const kprog_stat_names[KS_N] = {
 	"events", "tasklet_runs", "tasklet_ns", "work_items", "work_ns",
 	"bytes", "wakeups", "net_cqes", "net_dropped", "net_reg_bytes",
+	"net_pin_hits", "net_pin_misses",
 };
 
 struct kpn {

@@ -526,6 +526,8 @@ static int memlock_sender(FIXTURE_DATA(ib) *self, size_t len, rlim_t limit)
 		return 1;
 	if (ret || kp_complete(&self->e[1], &ps, &c, 60000) || c.error)
 		return 2;
+	/* the pin cache keeps the pages until they are unmapped */
+	kp_free(sb, len);
 	/* the unpinning is deferred to a worker */
 	for (i = 0; i < 100 && vm_pin_kib() > 0; i++)
 		usleep(10000);
@@ -564,6 +566,228 @@ TEST_F_TIMEOUT(ib, pinned_pages_are_charged_to_the_sender_s_memlock_limit, 300)
 		_exit(memlock_sender(self, len, 8 * MiB));
 	check_cqe(_metadata, &self->e[0], &pr, 0, len, 1, 9, rb, 77);
 	kp_child_status(pid, &status);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	kp_free(rb, len);
+	EXPECT_IDLE();
+}
+
+/* The pin cache's hits and misses (IB_STATE's pin_cache line); 0 if there. */
+static int pcache_counts(long long *hits, long long *misses)
+{
+	char line[256];
+	int ret = -1;
+	FILE *f = fopen(IB_STATE, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "pin_cache: hits %lld misses %lld", hits,
+			   misses) == 2)
+			ret = 0;
+	fclose(f);
+	return ret;
+}
+
+#define PCACHE_PARAM	IB_PARAMS "pin_cache_mb"
+
+/* Set pin_cache_mb (off by default); the value before, or -1. */
+static long pcache_set(long mb)
+{
+	long old = -1;
+	FILE *f = fopen(PCACHE_PARAM, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &old) != 1)
+		old = -1;
+	fclose(f);
+	f = fopen(PCACHE_PARAM, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%ld\n", mb);
+	if (fclose(f))
+		return -1;
+	return old;
+}
+
+/* Wait until the cache holds no page (its releases run in a worker). */
+static long wait_uncached(void)
+{
+	long v;
+	int i;
+
+	for (i = 0; i < 200 && (v = ib_gauge("cached_pages")) > 0; i++)
+		usleep(10000);
+	return ib_gauge("cached_pages");
+}
+
+/* Send @len bytes of @sb (stream @seed) from e[1] to e[0] and check them. */
+static void send_checked(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(ib) *self, const char *sb, char *rb,
+			 size_t len, __u64 seed)
+{
+	struct kprog_post ps, pr;
+
+	memset(rb, 0, len);
+	ASSERT_EQ(0, kp_recv(&self->e[0], 1, rb, len, 1, 11, 0, 0, &pr));
+	ASSERT_EQ(0, kp_send(&self->e[1], 2, sb, len, 0, 11, 0, 0, &ps));
+	check_cqe(_metadata, &self->e[0], &pr, 0, len, 1, 11, rb, seed);
+	check_cqe(_metadata, &self->e[1], &ps, 0, len, 0, 11, NULL, 0);
+}
+
+/*
+ * The pin cache keeps a buffer's pages pinned for the next transfer of it
+ * (the sender's and, pinned writable, the receiver's), and forgets them as
+ * soon as their mapping changes: what arrives is always what the buffer
+ * holds when it is sent, after a write in place, an munmap and mmap at
+ * the same address, madvise(MADV_DONTNEED) and mremap to another place;
+ * pages no longer mapped are unpinned.
+ */
+TEST_F_TIMEOUT(ib, pin_cache_sends_the_new_data_after_writes_unmaps_and_remaps,
+	       300)
+{
+	size_t len = 256 * 1024 + 3, map = len + 4096;
+	char *sb = kp_alloc(map), *rb = kp_alloc(map), *p;
+	long long h0, m0, h, m;
+
+	long old;
+
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, rb);
+	if (pcache_counts(&h0, &m0) ||
+	    ib_gauge("cached_pages") < 0)
+		SKIP(return, "kprog_ib has no pin cache");
+	old = pcache_set(128);
+	ASSERT_LE(0, old) TH_LOG("cannot write " PCACHE_PARAM);
+	if (wait_uncached() != 0)
+		TH_LOG("pages cached before the test: %ld",
+		       ib_gauge("cached_pages"));
+	/* first time: both sides pin */
+	kp_fill(sb + 1, len, 1, 0);
+	send_checked(_metadata, self, sb + 1, rb, len, 1);
+	ASSERT_EQ(0, pcache_counts(&h, &m));
+	EXPECT_EQ(h0, h);
+	EXPECT_EQ(m0 + 2, m);
+	EXPECT_LT(0, ib_gauge("cached_pages"));
+
+	/* written in place: two hits, and the new data */
+	kp_fill(sb + 1, len, 2, 0);
+	send_checked(_metadata, self, sb + 1, rb, len, 2);
+	ASSERT_EQ(0, pcache_counts(&h, &m));
+	EXPECT_EQ(h0 + 2, h);
+	EXPECT_EQ(m0 + 2, m);
+
+	/* unmapped and mapped again at the same address: new pages */
+	ASSERT_EQ(0, munmap(sb, map));
+	p = mmap(sb, map, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ(sb, p);
+	kp_fill(sb + 1, len, 3, 0);
+	send_checked(_metadata, self, sb + 1, rb, len, 3);
+	ASSERT_EQ(0, pcache_counts(&h, &m));
+	EXPECT_EQ(m0 + 3, m) TH_LOG("the unmapped pages were found again");
+	EXPECT_EQ(h0 + 3, h);
+
+	/* pages dropped (they read as zeros, then new data), both sides */
+	ASSERT_EQ(0, madvise(sb, map, MADV_DONTNEED));
+	ASSERT_EQ(0, madvise(rb, map, MADV_DONTNEED));
+	kp_fill(sb + 1, len, 4, 0);
+	send_checked(_metadata, self, sb + 1, rb, len, 4);
+	ASSERT_EQ(0, pcache_counts(&h, &m));
+	EXPECT_EQ(m0 + 5, m);
+	EXPECT_EQ(h0 + 3, h);
+
+	/* moved away, and something else mapped where it was */
+	p = kp_alloc(map);
+	ASSERT_NE(NULL, p);
+	p = mremap(sb, map, map, MREMAP_MAYMOVE | MREMAP_FIXED, p);
+	EXPECT_NE(MAP_FAILED, p);
+	if (p != MAP_FAILED) {
+		ASSERT_EQ(sb, mmap(sb, map, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+				   -1, 0));
+		kp_fill(sb + 1, len, 5, 0);
+		send_checked(_metadata, self, sb + 1, rb, len, 5);
+		kp_fill(p + 1, len, 6, 0);
+		send_checked(_metadata, self, p + 1, rb, len, 6);
+		kp_free(p, map);
+	}
+	kp_free(sb, map);
+	kp_free(rb, map);
+	EXPECT_EQ(0, wait_uncached());
+	EXPECT_LE(0, pcache_set(old));
+	EXPECT_IDLE();
+}
+
+/*
+ * A child with `ulimit -l` @limit bytes and no CAP_IPC_LOCK sends 512 KiB
+ * from three buffers in turn (its own cached pages give way to the limit),
+ * then a buffer whose chunk alone exceeds the limit: 0 when those sends
+ * completed, the last was refused with ENOMEM and every pin was returned
+ * once the buffers were unmapped; else the step that failed.
+ */
+static int memlock_cached_sender(FIXTURE_DATA(ib) *self, rlim_t limit)
+{
+	struct rlimit rl = { limit, limit };
+	size_t len = 512 * 1024, big = 4 * MiB;
+	struct kprog_post ps;
+	struct kprog_cqe c;
+	char *sb[3], *bb = buf_new(big, 5);
+	int i, ret;
+
+	for (i = 0; i < 3; i++)
+		sb[i] = buf_new(len, 20 + i);
+	if (!sb[0] || !sb[1] || !sb[2] || !bb || setrlimit(RLIMIT_MEMLOCK, &rl) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 10;
+	for (i = 0; i < 3; i++) {
+		ret = kp_send(&self->e[1], 2, sb[i], len, 0, 12, 0, 0, &ps);
+		if (ret || kp_complete(&self->e[1], &ps, &c, 60000) || c.error)
+			return 11 + i;
+		if (vm_pin_kib() * 1024 > (long)limit)
+			return 14;
+	}
+	if (kp_send(&self->e[1], 2, bb, big, 0, 12, 0, 0, &ps) != -ENOMEM)
+		return 15;
+	for (i = 0; i < 3; i++)
+		kp_free(sb[i], len);
+	kp_free(bb, big);
+	for (i = 0; i < 200 && vm_pin_kib() > 0; i++)
+		usleep(10000);
+	return vm_pin_kib() == 0 ? 0 : 16;
+}
+
+/*
+ * Cached pins stay charged to their process's RLIMIT_MEMLOCK: a process
+ * at its limit gets room by giving up its own idle cached pages, and a
+ * chunk larger than the limit is refused with ENOMEM as without the cache.
+ */
+TEST_F_TIMEOUT(ib, pin_cache_gives_way_to_the_memlock_limit, 300)
+{
+	size_t len = 512 * 1024;
+	char *rb = buf_new(len, 0);
+	struct kprog_post pr[3];
+	int status, i;
+	long old;
+	pid_t pid;
+
+	ASSERT_NE(NULL, rb);
+	old = pcache_set(128);
+	if (old < 0)
+		SKIP(return, "kprog_ib has no pin cache");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(memlock_cached_sender(self, MiB + 8192));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, kp_recv(&self->e[0], 1, rb, len, 1, 12, 0, 0,
+				     &pr[i]));
+		check_cqe(_metadata, &self->e[0], &pr[i], 0, len, 1, 12, rb,
+			  20 + i);
+	}
+	kp_child_status(pid, &status);
+	EXPECT_LE(0, pcache_set(old));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	kp_free(rb, len);

@@ -893,6 +893,8 @@ enum kprog_genl_attr {
 	KPROG_A_STAT_NET_CQES,		/* work completions handled */
 	KPROG_A_STAT_NET_DROPPED,	/* wire messages dropped */
 	KPROG_A_STAT_NET_REG_BYTES,	/* bytes registered for remote reads */
+	KPROG_A_STAT_NET_PIN_HITS,	/* send chunks found in the pin cache */
+	KPROG_A_STAT_NET_PIN_MISSES,	/* send chunks pinned afresh */
 	__KPROG_A_MAX,
 };
 
