@@ -82,6 +82,31 @@ struct kprog_ib_pcent {
 	struct page *pages[];
 };
 
+/**
+ * kprog_ib_pin_charge() - charge @npages long-term pins to @b's owner
+ * @b: the user buffer whose pages are pinned (its mm and memlock limit)
+ * @npages: pages about to be pinned
+ *
+ * Long-term pins count against the owner's RLIMIT_MEMLOCK in its mm's
+ * pinned_vm, as ib_umem_get() counts a registration's (CAP_IPC_LOCK
+ * exempt: read when the buffer was posted, kprog_ubuf.memlock), so that
+ * RDMA reads cannot pin more of a job's memory than `ulimit -l` lets it
+ * lock. A charge held by a pin is returned when the pin is released.
+ * Here, below both its callers (ib_rndv.c and the pin cache).
+ *
+ * Return: 0, or -ENOMEM past the limit (nothing charged then).
+ */
+int kprog_ib_pin_charge(const struct kprog_ubuf *b, u32 npages)
+{
+	s64 pinned = atomic64_add_return(npages, &b->mm->pinned_vm);
+
+	if (b->memlock != U64_MAX && pinned > 0 && (u64)pinned > b->memlock) {
+		atomic64_sub(npages, &b->mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static DEFINE_SPINLOCK(kprog_ib_pcache_lock);
 static DEFINE_HASHTABLE(kprog_ib_pcache_hash, 10);
 static LIST_HEAD(kprog_ib_pcache_lru);

@@ -68,24 +68,6 @@ static u32 kprog_ib_tx_next, kprog_ib_rdv_next;
 static atomic_t kprog_ib_gen = ATOMIC_INIT(0);
 
 static LLIST_HEAD(kprog_ib_unpins);
-/*
- * Long-term pins count against the owner's RLIMIT_MEMLOCK in its mm's
- * pinned_vm, as ib_umem_get() counts a registration's (CAP_IPC_LOCK
- * exempt: read when the buffer was posted, kprog_ubuf.memlock), so that
- * RDMA reads cannot pin more of a job's memory than `ulimit -l` lets it
- * lock. A charge held by a pin is returned when the pin is released.
- */
-int kprog_ib_pin_charge(const struct kprog_ubuf *b, u32 npages)
-{
-	s64 pinned = atomic64_add_return(npages, &b->mm->pinned_vm);
-
-	if (b->memlock != U64_MAX && pinned > 0 && (u64)pinned > b->memlock) {
-		atomic64_sub(npages, &b->mm->pinned_vm);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static void kprog_ib_pin_uncharge(struct kprog_ib_pin *pin)
 {
 	if (!pin->mm)

@@ -190,29 +190,6 @@ static void advertise_waiter(void)
 }
 
 /*
- * One yield of a shared-case spin, timed (spin.h: a yield lost to a task
- * that computes turns the yields off for a while). *@delay0: the run
- * delay when this wait first yielded, 0 before; read again only after a
- * long yield, so a yield costs one more system call per wait at most.
- * Threads share no run delay: with MPI_THREAD_MULTIPLE the time decides.
- */
-void kp_spin_yield(uint64_t now, uint64_t *delay0)
-{
-	bool known = kp.spin.delay_known && !kp.mt;
-	uint64_t after, d, delay = UINT64_MAX;
-
-	if (known && !*delay0)
-		*delay0 = kp_run_delay_ns();
-	sched_yield();
-	after = kp_clock_ns();
-	if (after - now > KP_SPIN_YIELD_LOST_NS && known && *delay0 != UINT64_MAX) {
-		d = kp_run_delay_ns();
-		delay = d != UINT64_MAX && d >= *delay0 ? d - *delay0 : UINT64_MAX;
-	}
-	kp_spin_yielded(&kp.spin, now, after, delay);
-}
-
-/*
  * One idle step of a blocking call. The spin limit bounds each idle
  * stretch, not the whole wait: while completions keep coming (a window of
  * messages streaming in) the caller keeps spinning, and it sleeps only

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The timed yield of a shared-case spin, for both spinning loops
+ * (progress.c's waits and fast.c's channel waits): a file of its own below
+ * them, so that neither calls the other for it (no circle of files).
+ */
+#include <sched.h>
+#include "shim.h"
+#include "cpus.h"
+
+/*
+ * One yield of a shared-case spin, timed (spin.h: a yield lost to a task
+ * that computes turns the yields off for a while). *@delay0: the run
+ * delay when this wait first yielded, 0 before; read again only after a
+ * long yield, so a yield costs one more system call per wait at most.
+ * Threads share no run delay: with MPI_THREAD_MULTIPLE the time decides.
+ */
+void kp_spin_yield(uint64_t now, uint64_t *delay0)
+{
+	bool known = kp.spin.delay_known && !kp.mt;
+	uint64_t after, d, delay = UINT64_MAX;
+
+	if (known && !*delay0)
+		*delay0 = kp_run_delay_ns();
+	sched_yield();
+	after = kp_clock_ns();
+	if (after - now > KP_SPIN_YIELD_LOST_NS && known && *delay0 != UINT64_MAX) {
+		d = kp_run_delay_ns();
+		delay = d != UINT64_MAX && d >= *delay0 ? d - *delay0 : UINT64_MAX;
+	}
+	kp_spin_yielded(&kp.spin, now, after, delay);
+}
