@@ -26,6 +26,9 @@
  * Locking: kprog_chan_mutex serialises creation and the endpoints' channel
  * tables; each direction's drain_lock serialises the kernel's drains of it
  * so that records reach kprog_arrive() in order (process context only).
+ * The node's and the jobs' channel bytes are atomics: added and checked
+ * under kprog_chan_mutex (no other creation between the two), subtracted
+ * when a channel is freed, wherever its last reference goes.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
