@@ -12,7 +12,9 @@
  *
  *   chanmem N...        as root in the VM, kprog.ko loaded
  * Prints one line per N: ranks, pairs, channels made, refused, channel
- * bytes the module reported, VmallocUsed and Slab growth in MiB.
+ * bytes the module reported, VmallocUsed and Slab growth in MiB, and
+ * whether a second job of two ranks, started while the first holds its
+ * channels, still gets one (other_job ok) or not (ENOSPC).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +43,31 @@ static long meminfo_kib(const char *name)
 		}
 	fclose(f);
 	return v;
+}
+
+/* Opens the channel of a job of two ranks; 0 or the errno. */
+static int other_job(unsigned long long key)
+{
+	struct kprog_chan_open co = { .peer = 1 };
+	struct kprog_join j;
+	int fd[2], i, err = 0;
+
+	for (i = 0; i < 2; i++) {
+		fd[i] = open(KPROG_DEVICE, O_RDWR | O_CLOEXEC);
+		memset(&j, 0, sizeof(j));
+		j.abi_version = KPROG_ABI_VERSION;
+		j.job_key = key;
+		j.rank = i;
+		j.size = 2;
+		if (fd[i] < 0 || ioctl(fd[i], KPROG_IOC_JOIN, &j))
+			err = err ?: errno;
+	}
+	if (!err && ioctl(fd[0], KPROG_IOC_CHAN_OPEN, &co))
+		err = errno;
+	for (i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	return err;
 }
 
 static int one(int n)
@@ -80,9 +107,11 @@ static int one(int n)
 				other++;
 			}
 		}
-	printf("ranks %4d  pairs %6d  channels %6ld  refused %6ld  other %ld  channel_mib %8.1f  vmalloc_mib %8.1f  slab_mib %6.1f\n",
+	printf("ranks %4d  pairs %6d  channels %6ld  refused %6ld  other %ld  channel_mib %8.1f  vmalloc_mib %8.1f  slab_mib %6.1f",
 	       n, n * (n - 1) / 2, made, refused, other, bytes / 1048576.0,
 	       (meminfo_kib("VmallocUsed") - v0) / 1024.0, (meminfo_kib("Slab") - s0) / 1024.0);
+	k = other_job(key + 1);
+	printf("  other_job %s\n", k ? strerror(k) : "ok");
 	fflush(stdout);
 	for (i = 0; i < n; i++)
 		close(fd[i]);

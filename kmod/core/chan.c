@@ -26,6 +26,9 @@
  * Locking: kprog_chan_mutex serialises creation and the endpoints' channel
  * tables; each direction's drain_lock serialises the kernel's drains of it
  * so that records reach kprog_arrive() in order (process context only).
+ * The node's and the jobs' channel bytes are atomics: added and checked
+ * under kprog_chan_mutex (no other creation between the two), subtracted
+ * when a channel is freed, wherever its last reference goes.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
@@ -44,6 +47,7 @@
 /**
  * struct kprog_chan - a channel between two endpoints
  * @ref: one per endpoint table holding it
+ * @job: the job of its two endpoints, referenced; charged @bytes
  * @rank: the two ranks, @rank[0] < @rank[1]; direction d goes from
  *	@rank[d] to @rank[1 - d]
  * @mem: the shared region: struct kprog_chan_hdr, then the data rings
@@ -55,6 +59,7 @@
  */
 struct kprog_chan {
 	struct kref ref;
+	struct kprog_job *job;
 	u32 rank[2];
 	void *mem;
 	u64 bytes;
@@ -73,6 +78,8 @@ static void kprog_chan_release(struct kref *ref)
 	struct kprog_chan *ch = container_of(ref, struct kprog_chan, ref);
 
 	atomic64_sub(ch->bytes, &kprog_chan_mem);
+	atomic64_sub(ch->bytes, &ch->job->chan_mem);
+	kprog_job_put(ch->job);
 	vfree(ch->mem);
 	kfree(ch);
 }
@@ -92,20 +99,58 @@ static void *kprog_chan_ring(struct kprog_chan *ch, int d)
 	return ch->mem + KPROG_CHAN_DATA_OFFSET + (u64)d * ch->ring_bytes;
 }
 
-static struct kprog_chan *kprog_chan_alloc(u32 a, u32 b)
+/* Bytes of one channel: the header page and a ring per direction. */
+static u64 kprog_chan_size(void)
+{
+	return KPROG_CHAN_DATA_OFFSET + 2 * (u64)kprog_chan_bytes;
+}
+
+/*
+ * May @ep hold one channel more? Within max_chans and its share of the
+ * node's bound, chan_mem_mib / chan_shares, at least one channel: every
+ * channel of its table counts, a closed one too (its memory lives until
+ * @ep leaves).
+ */
+static bool kprog_chan_ep_room(const struct kprog_ep *ep)
+{
+	u64 share = ((u64)kprog_chan_mem_mib << 20) / kprog_chan_shares;
+
+	if (ep->nr_chans >= kprog_max_chans)
+		return false;
+	return (u64)(ep->nr_chans + 1) * kprog_chan_size() <=
+	       max(share, kprog_chan_size());
+}
+
+/*
+ * May @job hold one channel more? At most half of the node's bound (at
+ * least one channel), whatever its number of ranks here: the other half
+ * stays for the other jobs of the node.
+ */
+static bool kprog_chan_job_room(struct kprog_job *job)
+{
+	u64 half = ((u64)kprog_chan_mem_mib << 20) / 2;
+
+	return atomic64_read(&job->chan_mem) + kprog_chan_size() <=
+	       max(half, kprog_chan_size());
+}
+
+static struct kprog_chan *kprog_chan_alloc(struct kprog_job *job, u32 a, u32 b)
 {
 	struct kprog_chan *ch = kzalloc(sizeof(*ch), GFP_KERNEL_ACCOUNT);
 
 	if (!ch)
 		return NULL;
 	ch->ring_bytes = kprog_chan_bytes;
-	ch->bytes = KPROG_CHAN_DATA_OFFSET + 2 * (u64)ch->ring_bytes;
+	ch->bytes = kprog_chan_size();
 	ch->mem = kprog_vmem_alloc(ch->bytes);
 	if (!ch->mem) {
 		kfree(ch);
 		return NULL;
 	}
 	atomic64_add(ch->bytes, &kprog_chan_mem);
+	kprog_job_get(job);
+	ch->job = job;
+	atomic64_add(ch->bytes, &job->chan_mem);
 	/* At least two of the largest records fit in a ring. */
 	ch->max_msg = min_t(u32, kprog_fast_limit,
 			    ch->ring_bytes / 2 - sizeof(struct kprog_chan_rec));
@@ -137,13 +182,14 @@ static int kprog_chan_create(struct kprog_ep *ep, struct kprog_ep *pe,
 
 	if (xa_load(&pe->chans, ep->rank))
 		return -EBUSY;	/* a closed channel of a rank joined anew */
-	if (ep->nr_chans >= kprog_max_chans || pe->nr_chans >= kprog_max_chans)
+	if (!kprog_chan_ep_room(ep) || !kprog_chan_ep_room(pe) ||
+	    !kprog_chan_job_room(ep->job))
 		return -ENOSPC;
 	/* Under kprog_chan_mutex: no other creation between test and add. */
-	if (atomic64_read(&kprog_chan_mem) + KPROG_CHAN_DATA_OFFSET +
-	    2 * (u64)kprog_chan_bytes > (u64)kprog_chan_mem_mib << 20)
+	if (atomic64_read(&kprog_chan_mem) + kprog_chan_size() >
+	    (u64)kprog_chan_mem_mib << 20)
 		return -ENOSPC;
-	ch = kprog_chan_alloc(ep->rank, pe->rank);
+	ch = kprog_chan_alloc(ep->job, ep->rank, pe->rank);
 	if (!ch)
 		return -ENOMEM;
 	err = xa_err(xa_store(&ep->chans, pe->rank, ch, GFP_KERNEL_ACCOUNT));

@@ -60,7 +60,8 @@ struct kprog_job;
  * @events: what a user-space matcher must look at (arrivals into
  *	@unexpected, departures, channels, kicks); published in the ring
  * @chans: fast-path channels by peer rank (chan.c), each referenced
- * @nr_chans: entries in @chans, at most kprog_max_chans
+ * @nr_chans: entries in @chans, at most kprog_max_chans and the
+ *	endpoint's share of chan_mem_mib (chan.c)
  * @times: joined with KPROG_JOIN_TIMES: its operations are timestamped
  * @grants: its grant table (vmalloc_user(), mapped by its process only;
  *	grant.c), set before JOIN publishes it, or NULL

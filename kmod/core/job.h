@@ -85,6 +85,8 @@ struct kprog_peer_ref {
  * @left: ranks of this node that left, and ranks of lost nodes; atomic
  *	bitops, read locklessly
  * @peers: the rank table
+ * @chan_mem: bytes of the job's fast-path channels on this node, at most
+ *	half of chan_mem_mib (chan.c); each channel holds a job reference
  */
 struct kprog_job {
 	struct hlist_node hnode;
@@ -106,6 +108,7 @@ struct kprog_job {
 	spinlock_t lock;	/* @peers */
 	unsigned long *left;
 	struct kprog_peer *peers;
+	atomic64_t chan_mem;
 };
 
 /**

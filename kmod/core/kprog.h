@@ -32,6 +32,7 @@ extern unsigned int kprog_fast_limit;
 extern unsigned int kprog_chan_bytes;
 extern unsigned int kprog_max_chans;
 extern unsigned int kprog_chan_mem_mib;
+extern unsigned int kprog_chan_shares;
 extern unsigned int kprog_max_grants;
 extern unsigned int kprog_dev_mode;
 extern int kprog_dev_group;

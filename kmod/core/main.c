@@ -107,6 +107,21 @@ MODULE_PARM_DESC(chan_mem_mib,
 		 "MiB of fast-path channels on this node, all jobs together; then pairs use the kernel path (default 512)");
 
 /*
+ * One endpoint's share of chan_mem_mib: it holds at most chan_mem_mib /
+ * chan_shares of channels (at least one channel), so that the node's
+ * channel memory grows with the ranks on it, not their square, and one
+ * job's ranks cannot take what other jobs need (a job also holds at most
+ * half of chan_mem_mib, chan.c). The default gives an endpoint 4 MiB, 31
+ * channels of 132 KiB: a 3-D 27-point stencil's 26 neighbours and a few
+ * collective partners; a job of 128 ranks on a node all-to-all holds at
+ * most half of the node's bound (bench/stat/chanmem, docs/DESIGN.md).
+ */
+unsigned int kprog_chan_shares = 128;
+module_param_named(chan_shares, kprog_chan_shares, uint, 0444);
+MODULE_PARM_DESC(chan_shares,
+		 "One endpoint holds at most chan_mem_mib / chan_shares of channels, at least one channel; [1, 65536] (default 128)");
+
+/*
  * Rendezvous sends posted with no system call (grant.c): one 64-byte
  * slot per send waiting in a channel; 64 slots are one page per endpoint
  * and more sends waiting at once than a window of 64 KiB messages needs.
@@ -712,6 +727,10 @@ static int kprog_check_params(void)
 	}
 	if (kprog_chan_mem_mib > (1U << 20)) {
 		pr_err("kprog: chan_mem_mib must be <= 1048576\n");
+		return -EINVAL;
+	}
+	if (!kprog_chan_shares || kprog_chan_shares > 65536) {
+		pr_err("kprog: chan_shares must be in [1, 65536]\n");
 		return -EINVAL;
 	}
 	if (kprog_max_grants > 4096) {

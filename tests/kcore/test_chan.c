@@ -159,29 +159,86 @@ TEST(chan__max_chans_reached_on_either_side_is_enospc)
 
 TEST(chan__channel_memory_of_the_node_is_bounded_then_enospc)
 {
-	struct kt_ep *v[4], *w[2], *x[2];
+	struct kt_ep *v[8][2];
 	struct kt_chan c;
-	int i, j;
+	int i;
 
-	/* 1 MiB for the node: seven channels of 4 KiB + 2 * 64 KiB */
+	/*
+	 * 1 MiB for the node: seven channels of 4 KiB + 2 * 64 KiB, one per
+	 * job of two ranks (an endpoint's share, 8 KiB, is less than one
+	 * channel: it still gets one).
+	 */
 	kprog_chan_mem_mib = 1;
 	kprog_chan_bytes = 65536;
-	kt_job(v, 4);
-	for (i = 0; i < 4; i++)
-		for (j = i + 1; j < 4; j++)
-			ASSERT_OK(kt_chan_open(v[i], j, &c));
-	kt_job(w, 2);
-	ASSERT_OK(kt_chan_open(w[0], 1, &c));
+	for (i = 0; i < 8; i++)
+		kt_job(v[i], 2);
+	for (i = 0; i < 7; i++)
+		ASSERT_OK(kt_chan_open(v[i][0], 1, &c));
 	/* the eighth, of any job, would pass the node's bound */
-	kt_job(x, 2);
-	EXPECT_ERR(kt_chan_open(x[0], 1, &c), -ENOSPC);
-	EXPECT_EQ(x[0]->ep->nr_chans, 0);
+	EXPECT_ERR(kt_chan_open(v[7][0], 1, &c), -ENOSPC);
+	EXPECT_EQ(v[7][0]->ep->nr_chans, 0);
 	/* an existing channel costs nothing more */
-	EXPECT_OK(kt_chan_open(v[3], 0, &c));
+	EXPECT_OK(kt_chan_open(v[3][1], 0, &c));
 	/* a channel both of whose sides closed gives its memory back */
-	kt_close(w[0]);
-	kt_close(w[1]);
-	EXPECT_OK(kt_chan_open(x[0], 1, &c));
+	kt_close(v[0][0]);
+	kt_close(v[0][1]);
+	EXPECT_OK(kt_chan_open(v[7][0], 1, &c));
+}
+
+TEST(chan__an_endpoint_holds_its_share_of_the_node_then_enospc)
+{
+	struct kt_ep *v[6];
+	struct kt_chan c;
+	u32 i;
+
+	/* 4 MiB for the node in 8 shares: 512 KiB, three channels of 132 KiB */
+	kprog_chan_mem_mib = 4;
+	kprog_chan_shares = 8;
+	kprog_chan_bytes = 65536;
+	kt_job(v, 6);
+	for (i = 1; i <= 3; i++)
+		ASSERT_OK(kt_chan_open(v[0], i, &c));
+	EXPECT_ERR(kt_chan_open(v[0], 4, &c), -ENOSPC);	/* this side's */
+	EXPECT_ERR(kt_chan_open(v[5], 0, &c), -ENOSPC);	/* the peer's */
+	EXPECT_EQ(v[0]->ep->nr_chans, 3);
+	EXPECT_EQ(v[5]->ep->nr_chans, 0);
+	EXPECT_OK(kt_chan_open(v[4], 5, &c));		/* others have room */
+	EXPECT_OK(kt_chan_open(v[2], 0, &c));		/* an existing one */
+	/* a closed channel still counts until its memory is freed */
+	kt_close(v[1]);
+	EXPECT_ERR(kt_chan_open(v[0], 4, &c), -ENOSPC);
+}
+
+TEST(chan__one_job_holds_at_most_half_of_the_node)
+{
+	struct kt_ep *v[5], *w[2];
+	struct kt_chan c;
+	int i, j, made = 0, err;
+
+	/* 1 MiB: seven channels on the node, three for one job */
+	kprog_chan_mem_mib = 1;
+	kprog_chan_shares = 1;
+	kprog_chan_bytes = 65536;
+	kt_job(v, 5);
+	for (i = 0; i < 5; i++)
+		for (j = i + 1; j < 5; j++) {
+			err = kt_chan_open(v[i], j, &c);
+			if (!err)
+				made++;
+			else
+				EXPECT_ERR(err, -ENOSPC);
+		}
+	EXPECT_EQ(made, 3);
+	/* another job of the node still gets its channel */
+	kt_job(w, 2);
+	EXPECT_OK(kt_chan_open(w[0], 1, &c));
+	/* the job's channels, freed, give it room again */
+	for (i = 0; i < 5; i++)
+		kt_close(v[i]);
+	kt_job(v, 5);
+	for (i = 1; i <= 3; i++)
+		EXPECT_OK(kt_chan_open(v[0], i, &c));
+	EXPECT_ERR(kt_chan_open(v[0], 4, &c), -ENOSPC);
 }
 
 static struct kt_ep *fa, *fb;

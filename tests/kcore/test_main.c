@@ -107,6 +107,8 @@ TEST_NO_MODULE(main__load_rejects_every_out_of_range_parameter)
 		{ &kprog_fast_limit, (1U << 20) + 1, "fast_limit" },
 		{ &kprog_max_chans, 65537, "max_chans" },
 		{ &kprog_chan_mem_mib, (1U << 20) + 1, "chan_mem_mib" },
+		{ &kprog_chan_shares, 0, "chan_shares" },
+		{ &kprog_chan_shares, 65537, "chan_shares" },
 		{ &kprog_max_grants, 4097, "max_grants" },
 		{ &kprog_max_coll_steps, 0, "max_coll_steps" },
 		{ &kprog_max_coll_steps, (1U << 20) + 1, "max_coll_steps" },

@@ -24,7 +24,7 @@ static unsigned int *const params[] = {
 	&kprog_eager_limit, &kprog_eager_quota, &kprog_max_ops, &kprog_max_rndv,
 	&kprog_max_iov, &kprog_max_iov_total, &kprog_ring_entries,
 	&kprog_max_job_size, &kprog_fast_limit, &kprog_chan_bytes,
-	&kprog_max_chans, &kprog_chan_mem_mib, &kprog_max_grants, &kprog_dev_mode,
+	&kprog_max_chans, &kprog_chan_mem_mib, &kprog_chan_shares, &kprog_max_grants, &kprog_dev_mode,
 	(unsigned int *)&kprog_dev_group, &kprog_max_coll_steps, &kprog_max_colls,
 };
 static unsigned int param_defaults[ARRAY_SIZE(params)];

@@ -503,7 +503,9 @@ struct kprog_info {
  * and tells where to map it: mmap(NULL, @bytes, PROT_READ | PROT_WRITE,
  * MAP_SHARED, fd, @offset). ENOTCONN: the peer is not an endpoint of this
  * node (yet or any more); EOPNOTSUPP: the fast path is off (fast_limit=0);
- * ENOSPC: one side has max_chans channels; EINVAL: a bad rank or self;
+ * ENOSPC: one side has max_chans channels or its share of the node's
+ * channel memory (chan_mem_mib / chan_shares), the job half of the node's,
+ * or the node's is used up; EINVAL: a bad rank or self;
  * EBUSY: the peer still holds a closed channel with an earlier endpoint
  * of this rank (a rank that left and joined again gets no new channel
  * with it; messages go through the kernel).
