@@ -34,7 +34,7 @@ static atomic_t kprog_live_ops = ATOMIC_INIT(0);
 
 static void kprog_op_free(struct kprog_op *op)
 {
-	kprog_uland_unpin(&op->land);
+	kprog_uland_unpin(&op->land, op->buf.mm);
 	if (op->buf.iov && op->buf.iov != &op->iov_inline)
 		kvfree(op->buf.iov);
 	if (op->buf.mm)

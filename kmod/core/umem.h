@@ -95,6 +95,6 @@ struct kprog_uland {
 
 void kprog_uland_pin(struct kprog_uland *l, const struct kprog_ubuf *buf);
 u64 kprog_uland_copy(const struct kprog_uland *l, const void *src, u64 len);
-void kprog_uland_unpin(struct kprog_uland *l);
+void kprog_uland_unpin(struct kprog_uland *l, struct mm_struct *mm);
 
 #endif /* _KPROG_UMEM_H */

@@ -314,11 +314,22 @@ TEST(remote__eager_arrival_in_a_softirq_is_copied_into_pages_pinned_at_post)
 	EXPECT_CQE(b, 4, 0, -ECANCELED);
 	/* a receive withdrawn before its message unpins */
 	ASSERT_OK(kt_recv(b, 4, 1, r, 100, 5, 0, NULL));
+	EXPECT(atomic64_read(&b->proc->mm->pinned_vm) > 0);	/* charged */
 	EXPECT_OK(kt_cancel(b, 5));
 	EXPECT_CQE(b, 5, 0, -ECANCELED);
 	mock_time_advance(TICK_NSEC);
 	mock_run_work();
 	EXPECT_EQ(mock_pinned_pages, pinned);
+	EXPECT_EQ(atomic64_read(&b->proc->mm->pinned_vm), 0);
+	/* at its RLIMIT_MEMLOCK: nothing pinned, the worker copies */
+	b->proc->sig.rlim[RLIMIT_MEMLOCK].rlim_cur = 0;
+	ASSERT_OK(kt_recv(b, 4, 1, r, 100, 6, 0, NULL));
+	EXPECT_EQ(mock_pinned_pages, pinned);
+	EXPECT_EQ(atomic64_read(&b->proc->mm->pinned_vm), 0);
+	EXPECT_OK(kt_fx_eager(b, 4, 0, 1, d, 100, true));
+	EXPECT_EQ(mock_run_work(), 1);		/* the eager worker */
+	EXPECT_CQE(b, 6, 100, 0);
+	b->proc->sig.rlim[RLIMIT_MEMLOCK].rlim_cur = RLIM_INFINITY;
 }
 
 TEST(remote__eager_arrival_in_a_softirq_is_copied_by_the_eager_worker)
