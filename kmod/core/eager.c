@@ -10,7 +10,10 @@
  *                   the second copy); a message that finds its receive
  *                   already posted is copied into that receive's pages at
  *                   once from the arriving context when that is a
- *                   process, else from a worker (kprog_eager_deliver)
+ *                   process or when the receive's pages were pinned at
+ *                   post (a small receive that a message from another
+ *                   node may match), else from a worker
+ *                   (kprog_eager_deliver)
  */
 #include <linux/slab.h>
 #include <linux/sched.h>
@@ -157,6 +160,14 @@ void kprog_eager_deliver(struct kprog_msg *msg, struct kprog_op *rop)
 	} else if (in_task()) {
 		done = kprog_eager_copy(x, &err);
 		kprog_xfer_done(x, done, err);
+	} else if (rop->land.nr) {
+		/*
+		 * From another node, into pages pinned at post: a worker's
+		 * wake-up, pin and copy were most of a small message's time
+		 * on the receiving node (docs/rdma.md, "Small messages").
+		 */
+		done = kprog_uland_copy(&rop->land, msg->data, x->len);
+		kprog_xfer_done(x, done, 0);
 	} else {
 		INIT_WORK(&x->work, kprog_eager_work);
 		queue_work(kprog_eager_wq, &x->work);

@@ -18,8 +18,14 @@
 /*
  * The last reference to an op may go away in a transport's completion
  * callback (any context), but freeing it drops mm and endpoint references
- * and may free a ring, so such frees are deferred to this work item.
+ * and may free a ring, so such frees are deferred to this work item. It
+ * runs a tick later, for every op deferred meanwhile: a message from
+ * another node completes its receive in softirq, and a worker woken for
+ * each such free took the CPU from the rank that was about to see the
+ * completion (two context switches per small message, docs/rdma.md).
  */
+#define KPROG_OP_FREE_DELAY	1	/* jiffies */
+
 static LLIST_HEAD(kprog_op_free_list);
 static struct workqueue_struct *kprog_op_free_wq;
 
@@ -28,6 +34,7 @@ static atomic_t kprog_live_ops = ATOMIC_INIT(0);
 
 static void kprog_op_free(struct kprog_op *op)
 {
+	kprog_uland_unpin(&op->land, op->buf.mm);
 	if (op->buf.iov && op->buf.iov != &op->iov_inline)
 		kvfree(op->buf.iov);
 	if (op->buf.mm)
@@ -49,7 +56,7 @@ static void kprog_op_free_work(struct work_struct *work)
 		kprog_op_free(op);
 }
 
-static DECLARE_WORK(kprog_op_free_item, kprog_op_free_work);
+static DECLARE_DELAYED_WORK(kprog_op_free_item, kprog_op_free_work);
 
 /**
  * kprog_op_get() - take an operation reference
@@ -78,7 +85,8 @@ void kprog_op_put(struct kprog_op *op)
 		return;
 	}
 	if (llist_add(&op->fnode, &kprog_op_free_list))
-		queue_work(kprog_op_free_wq, &kprog_op_free_item);
+		queue_delayed_work(kprog_op_free_wq, &kprog_op_free_item,
+				   KPROG_OP_FREE_DELAY);
 }
 EXPORT_SYMBOL_GPL(kprog_op_put);
 
@@ -364,6 +372,8 @@ int kprog_op_init(void)
  */
 void kprog_op_exit(void)
 {
+	cancel_delayed_work_sync(&kprog_op_free_item);
+	kprog_op_free_work(&kprog_op_free_item.work);
 	destroy_workqueue(kprog_op_free_wq);
 	if (atomic_read(&kprog_live_ops))
 		pr_err("kprog: leaked %d operations\n",

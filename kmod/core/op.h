@@ -100,6 +100,8 @@ enum kprog_op_olist {
  * @buf: the user buffer (@buf.mm is mmgrab()ed)
  * @iov_charge: iovec entries charged at the owner
  * @iov_inline: storage for a single-segment buffer
+ * @land: a small receive from another node: its buffer's pages, pinned
+ *	at post so that the arrival copies into them from softirq
  * @dst: rendezvous send to a local endpoint: that endpoint, referenced
  * @xhandle: what the transport registered for a rendezvous send
  * @cqe: the completion while on owner->overflow
@@ -130,6 +132,7 @@ struct kprog_op {
 	struct kprog_ubuf buf;
 	u32 iov_charge;
 	struct kprog_iov iov_inline;
+	struct kprog_uland land;
 	struct kprog_ep *dst;
 	void *xhandle;
 	struct kprog_cqe cqe;

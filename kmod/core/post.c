@@ -198,6 +198,11 @@ int kprog_recv(struct kprog_ep *ep, struct kprog_post *p)
 		return PTR_ERR(rop);
 	rop->by_msg = by_msg;
 	rop->msg_id = p->msg_id;
+	/* Small receives another node's message may match: no worker. */
+	if (job->net && !by_msg && !arrived &&
+	    (job->net_only || p->peer == KPROG_ANY_SOURCE ||
+	     !kprog_job_is_local(job, p->peer)))
+		kprog_uland_pin(&rop->land, &rop->buf);
 	if (ep->times)
 		rop->times.recv_ns = ktime_get_ns();
 	trace_kprog_post(job->key, ep->rank, false, p->req_id, p->context,

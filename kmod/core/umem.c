@@ -322,3 +322,73 @@ u64 kprog_umem_copy(const struct kprog_ubuf *dst, const struct kprog_ubuf *src,
 	kfree(pages);
 	return done;
 }
+
+/**
+ * kprog_uland_pin() - pin a small receive buffer for copies from softirq
+ * @l: zeroed; filled on success
+ * @buf: the buffer, posted by the current process
+ *
+ * Only a buffer of one segment of at most KPROG_ULAND_MAX bytes. Nothing
+ * is pinned on failure (the copy then goes through a worker, as before).
+ * The pins last while the receive is posted (FOLL_LONGTERM), charged to
+ * @buf->mm's pinned_vm within @buf->memlock (RLIMIT_MEMLOCK): a process
+ * at its limit gets the worker instead. Process context.
+ */
+void kprog_uland_pin(struct kprog_uland *l, const struct kprog_ubuf *buf)
+{
+	unsigned long addr;
+	int nr, got;
+
+	if (buf->nr_iov != 1 || !buf->len || buf->len > KPROG_ULAND_MAX ||
+	    buf->mm != current->mm)
+		return;
+	addr = buf->iov[0].base;
+	nr = DIV_ROUND_UP(offset_in_page(addr) + buf->len, PAGE_SIZE);
+	if (nr > KPROG_ULAND_PAGES)
+		return;
+	if (atomic64_add_return(nr, &buf->mm->pinned_vm) > buf->memlock)
+		goto uncharge;
+	got = pin_user_pages_fast(addr & PAGE_MASK, nr,
+				  FOLL_WRITE | FOLL_LONGTERM, l->pages);
+	if (got == nr) {
+		l->off = offset_in_page(addr);
+		l->nr = nr;
+		return;
+	}
+	if (got > 0)
+		unpin_user_pages(l->pages, got);
+uncharge:
+	atomic64_sub(nr, &buf->mm->pinned_vm);
+}
+
+/**
+ * kprog_uland_copy() - copy into a buffer pinned by kprog_uland_pin()
+ * @l: its pages (@l->nr > 0)
+ * @src: kernel memory
+ * @len: bytes, at most the buffer's length
+ *
+ * Any context.
+ *
+ * Return: @len.
+ */
+u64 kprog_uland_copy(const struct kprog_uland *l, const void *src, u64 len)
+{
+	kprog_umem_memcpy((struct page **)l->pages, l->off, NULL, 0, src, len);
+	return len;
+}
+
+/**
+ * kprog_uland_unpin() - release what kprog_uland_pin() pinned
+ * @l: the pages; emptied
+ * @mm: the address space they were charged to (still mmgrab()ed)
+ *
+ * Process context.
+ */
+void kprog_uland_unpin(struct kprog_uland *l, struct mm_struct *mm)
+{
+	if (!l->nr)
+		return;
+	unpin_user_pages_dirty_lock(l->pages, l->nr, true);
+	atomic64_sub(l->nr, &mm->pinned_vm);
+	l->nr = 0;
+}

@@ -71,4 +71,30 @@ u64 kprog_umem_copy(const struct kprog_ubuf *dst, const struct kprog_ubuf *src,
 		    const void *kbuf, u64 len, kprog_umem_abort_t abort,
 		    void *arg, int *err);
 
+/*
+ * A small receive buffer of one segment, pinned when it is posted, so that
+ * a message arriving in softirq context (from another node) is copied
+ * into it at once, without waking a worker to pin and copy.
+ */
+#define KPROG_ULAND_PAGES	3
+#define KPROG_ULAND_MAX		8192
+
+struct page;
+
+/**
+ * struct kprog_uland - the pinned pages of a small receive buffer
+ * @pages: the pages under the buffer, pinned FOLL_WRITE | FOLL_LONGTERM
+ * @off: the buffer's offset in @pages[0]
+ * @nr: pinned pages (0: none, the buffer is reached as before)
+ */
+struct kprog_uland {
+	struct page *pages[KPROG_ULAND_PAGES];
+	u16 off;
+	u8 nr;
+};
+
+void kprog_uland_pin(struct kprog_uland *l, const struct kprog_ubuf *buf);
+u64 kprog_uland_copy(const struct kprog_uland *l, const void *src, u64 len);
+void kprog_uland_unpin(struct kprog_uland *l, struct mm_struct *mm);
+
 #endif /* _KPROG_UMEM_H */

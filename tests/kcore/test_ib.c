@@ -736,6 +736,7 @@ TEST(ib__every_allocation_failing_in_a_loopback_exchange_leaves_nothing)
 		kt_close(b);
 		mock_ib_run();
 		kt_ib_unload();
+		mock_time_advance(TICK_NSEC);	/* deferred frees of ops */
 		mock_run_work();
 		if (mock_live_allocs != live)
 			kt_fail(__FILE__, __LINE__,
