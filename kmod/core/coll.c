@@ -287,6 +287,13 @@ static int kprog_sched_send_rndv(struct kprog_sched *s, u32 i,
 		kprog_op_put(sop);
 		return err;
 	}
+	/*
+	 * From the work item, a receive already posted is pulled right here
+	 * on arrival: a high-priority worker that runs now, not another one
+	 * to wake (the ioctl leaves it to the transport: the call stays
+	 * cheap).
+	 */
+	msg->poster_waits = s->in_worker;
 	sop->state = KPROG_OP_POSTED;
 	kprog_sched_track(s, i, sop);
 	/* Its completion may come before send_env returns. */
