@@ -24,11 +24,14 @@
  * (kprog_ep_waiter_cpu()).
  *
  * A collective schedule's transfer (KPROG_ENV_COLL) with no waiter goes to
- * an unbound high-priority queue instead: the schedule's next round waits
- * for it while both processes compute, so its worker must preempt one of
- * them, as the schedule's own work items do (coll.c); a normal-priority
- * worker shares a CPU with a computing process and ends after the
- * computation.
+ * a high-priority worker instead: the schedule's next round waits for it
+ * while both processes compute, so its worker must preempt one of them, as
+ * the schedule's own work items do (coll.c); a normal-priority worker
+ * shares a CPU with a computing process and ends after the computation.
+ * Started by a process's own call (its KPROG_IOC_COLL), it goes to another
+ * CPU of that process (kprog_ep_other_cpu()): on the caller's own, it
+ * would preempt the caller inside the call, which then lasts as long as
+ * the copy; from anywhere else, to an unbound high-priority queue.
  */
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -105,6 +108,7 @@ static int kprog_shm_waiter_cpu(struct kprog_xfer *x)
 
 static int kprog_shm_pull(struct kprog_xfer *x, bool inline_ok)
 {
+	bool coll;
 	int cpu;
 
 	/* From now on the sender's departure waits for this transfer. */
@@ -119,9 +123,13 @@ static int kprog_shm_pull(struct kprog_xfer *x, bool inline_ok)
 	}
 	INIT_WORK(&x->work, kprog_shm_work);
 	cpu = kprog_shm_waiter_cpu(x);
+	coll = x->msg->env.flags & KPROG_ENV_COLL;
+	/* A collective's, from a process's own call: beside the caller. */
+	if (cpu < 0 && coll && in_task() && !(current->flags & PF_WQ_WORKER))
+		cpu = kprog_ep_other_cpu(x->rop->owner);
 	if (cpu >= 0)
 		queue_work_on(cpu, kprog_shm_near_wq, &x->work);
-	else if (x->msg->env.flags & KPROG_ENV_COLL)
+	else if (coll)
 		queue_work(kprog_shm_coll_wq, &x->work);
 	else
 		queue_work(kprog_shm_wq, &x->work);
