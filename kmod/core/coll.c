@@ -48,6 +48,7 @@
 #include <linux/workqueue.h>
 #include <linux/kprog.h>
 #include "kprog.h"
+#include "ep.h"
 #include "job.h"
 #include "op.h"
 #include "match.h"
@@ -56,6 +57,7 @@
 #include "coll.h"
 
 static struct workqueue_struct *kprog_coll_wq;
+static struct workqueue_struct *kprog_coll_near_wq;
 
 /*
  * A COPY or REDUCE step longer than this is not run by the ioctl but by
@@ -148,6 +150,26 @@ static void kprog_sched_kick(struct kprog_sched *s)
 {
 	refcount_inc(&s->ref);
 	if (!queue_work(kprog_coll_wq, &s->work))
+		refcount_dec(&s->ref);	/* queued already: it holds one */
+}
+
+/*
+ * Queue the work item from the process's own call (the ioctl), on another
+ * CPU of the process: a high-priority worker on the caller's CPU would
+ * preempt the caller inside the call, which would then last as long as
+ * the round's copies (kprog_ep_other_cpu()).
+ */
+static void kprog_sched_kick_beside(struct kprog_sched *s)
+{
+	int cpu = kprog_ep_other_cpu(s->ep);
+	bool queued;
+
+	refcount_inc(&s->ref);
+	if (cpu >= 0)
+		queued = queue_work_on(cpu, kprog_coll_near_wq, &s->work);
+	else
+		queued = queue_work(kprog_coll_wq, &s->work);
+	if (!queued)
 		refcount_dec(&s->ref);	/* queued already: it holds one */
 }
 
@@ -287,6 +309,13 @@ static int kprog_sched_send_rndv(struct kprog_sched *s, u32 i,
 		kprog_op_put(sop);
 		return err;
 	}
+	/*
+	 * From the work item, a receive already posted is pulled right here
+	 * on arrival: a high-priority worker that runs now, not another one
+	 * to wake (the ioctl leaves it to the transport: the call stays
+	 * cheap).
+	 */
+	msg->poster_waits = s->in_worker;
 	sop->state = KPROG_OP_POSTED;
 	kprog_sched_track(s, i, sop);
 	/* Its completion may come before send_env returns. */
@@ -444,7 +473,7 @@ static bool kprog_sched_round(struct kprog_sched *s)
 			continue;
 		if (s->local && !s->in_worker && st->len > KPROG_COLL_INLINE) {
 			WRITE_ONCE(s->handoff, true);
-			kprog_sched_kick(s);
+			kprog_sched_kick_beside(s);
 			return false;
 		}
 		err = kprog_sched_step(s, s->cur);
@@ -734,7 +763,15 @@ int kprog_coll_init(void)
 {
 	kprog_coll_wq = alloc_workqueue("kprog_coll",
 					WQ_UNBOUND | WQ_HIGHPRI, 0);
-	return kprog_coll_wq ? 0 : -ENOMEM;
+	if (!kprog_coll_wq)
+		return -ENOMEM;
+	/* Bound: rounds handed off by the ioctl, beside the caller. */
+	kprog_coll_near_wq = alloc_workqueue("kprog_coll_near", WQ_HIGHPRI, 0);
+	if (!kprog_coll_near_wq) {
+		destroy_workqueue(kprog_coll_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /**
@@ -742,6 +779,7 @@ int kprog_coll_init(void)
  */
 void kprog_coll_exit(void)
 {
+	destroy_workqueue(kprog_coll_near_wq);
 	destroy_workqueue(kprog_coll_wq);
 	if (atomic_read(&kprog_live_scheds))
 		pr_err("kprog: leaked %d collective schedules\n",

@@ -85,6 +85,33 @@ int kprog_ep_waiter_cpu(struct kprog_ep *ep)
 }
 
 /**
+ * kprog_ep_other_cpu() - a CPU for work that a process's own call starts
+ * @ep: the caller's endpoint
+ *
+ * A high-priority worker woken from a process's call tends to be placed
+ * on the caller's CPU and preempts the caller before it leaves the call,
+ * which then lasts as long as the work: the work the call hands off should
+ * run beside the caller, not in front of it. Any context.
+ *
+ * Return: the first CPU after the caller's (wrapping) on which @ep's
+ * process may run, online and doing housekeeping (see
+ * kprog_ep_waiter_cpu()), or -1 (place the work unbound).
+ */
+int kprog_ep_other_cpu(struct kprog_ep *ep)
+{
+	int self = raw_smp_processor_id();
+	int cpu;
+
+	for_each_cpu_wrap(cpu, ep->waiter_cpus, (self + 1) % nr_cpu_ids) {
+		if (cpu != self && cpu_online(cpu) &&
+		    housekeeping_test_cpu(cpu, HK_TYPE_WQ) &&
+		    housekeeping_test_cpu(cpu, HK_TYPE_DOMAIN))
+			return cpu;
+	}
+	return -1;
+}
+
+/**
  * kprog_ep_alloc() - a new endpoint for an opened file, not in any job
  *
  * Return: the endpoint holding one reference, or NULL.

@@ -126,6 +126,7 @@ void kprog_ep_quiesce(struct kprog_ep *ep);
 void kprog_ep_drop_grants(struct kprog_ep *ep);
 void kprog_ep_note_cpus(struct kprog_ep *ep);
 int kprog_ep_waiter_cpu(struct kprog_ep *ep);
+int kprog_ep_other_cpu(struct kprog_ep *ep);
 void kprog_ep_exit(void);
 
 /**

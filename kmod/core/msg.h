@@ -87,8 +87,9 @@ enum kprog_msg_state {
  *	rendezvous: the arrival may refuse it when the receiver's eager
  *	quota is used up (-ENOBUFS)
  * @src_gone: its sender left; a rendezvous can no longer be pulled
- * @poster_waits: a local sender posted it with KPROG_POST_BLOCKING: if
- *	it matches on arrival, in the sender's call, the sender copies it
+ * @poster_waits: a local sender posted it with KPROG_POST_BLOCKING, or
+ *	a collective schedule's work item sent it (coll.c): if it matches
+ *	on arrival, in the sender's call or work item, the sender copies it
  * @msg_id: the id a dequeuing probe gave it
  * @send_req: the sender's req_id when known (for tracing), else 0
  * @send_ns: when a sender on this node posted it, or when it arrived from

@@ -22,6 +22,16 @@
  * the scheduler may put on any idle CPU. User space writes the hint, so it
  * is honoured only on a CPU that process may use and that is not isolated
  * (kprog_ep_waiter_cpu()).
+ *
+ * A collective schedule's transfer (KPROG_ENV_COLL) with no waiter goes to
+ * a high-priority worker instead: the schedule's next round waits for it
+ * while both processes compute, so its worker must preempt one of them, as
+ * the schedule's own work items do (coll.c); a normal-priority worker
+ * shares a CPU with a computing process and ends after the computation.
+ * Started by a process's own call (its KPROG_IOC_COLL), it goes to another
+ * CPU of that process (kprog_ep_other_cpu()): on the caller's own, it
+ * would preempt the caller inside the call, which then lasts as long as
+ * the copy; from anywhere else, to an unbound high-priority queue.
  */
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -35,6 +45,7 @@
 
 static struct workqueue_struct *kprog_shm_wq;
 static struct workqueue_struct *kprog_shm_near_wq;
+static struct workqueue_struct *kprog_shm_coll_wq;
 
 static int kprog_shm_send_env(struct kprog_job *job,
 			      const struct kprog_peer_ref *peer,
@@ -97,6 +108,7 @@ static int kprog_shm_waiter_cpu(struct kprog_xfer *x)
 
 static int kprog_shm_pull(struct kprog_xfer *x, bool inline_ok)
 {
+	bool coll;
 	int cpu;
 
 	/* From now on the sender's departure waits for this transfer. */
@@ -111,8 +123,14 @@ static int kprog_shm_pull(struct kprog_xfer *x, bool inline_ok)
 	}
 	INIT_WORK(&x->work, kprog_shm_work);
 	cpu = kprog_shm_waiter_cpu(x);
+	coll = x->msg->env.flags & KPROG_ENV_COLL;
+	/* A collective's, from a process's own call: beside the caller. */
+	if (cpu < 0 && coll && in_task() && !(current->flags & PF_WQ_WORKER))
+		cpu = kprog_ep_other_cpu(x->rop->owner);
 	if (cpu >= 0)
 		queue_work_on(cpu, kprog_shm_near_wq, &x->work);
+	else if (coll)
+		queue_work(kprog_shm_coll_wq, &x->work);
 	else
 		queue_work(kprog_shm_wq, &x->work);
 	return 0;
@@ -131,15 +149,24 @@ static int kprog_shm_init(void)
 		return -ENOMEM;
 	/* Bound and high-priority: it runs where a process only waits. */
 	kprog_shm_near_wq = alloc_workqueue("kprog_shm_near", WQ_HIGHPRI, 0);
-	if (!kprog_shm_near_wq) {
-		destroy_workqueue(kprog_shm_wq);
-		return -ENOMEM;
-	}
+	if (!kprog_shm_near_wq)
+		goto err_near;
+	/* Collective transfers: preempt a computing process (see above). */
+	kprog_shm_coll_wq = alloc_workqueue("kprog_shm_coll",
+					    WQ_UNBOUND | WQ_HIGHPRI, 0);
+	if (!kprog_shm_coll_wq)
+		goto err_coll;
 	return 0;
+err_coll:
+	destroy_workqueue(kprog_shm_near_wq);
+err_near:
+	destroy_workqueue(kprog_shm_wq);
+	return -ENOMEM;
 }
 
 static void kprog_shm_exit(void)
 {
+	destroy_workqueue(kprog_shm_coll_wq);
 	destroy_workqueue(kprog_shm_near_wq);
 	destroy_workqueue(kprog_shm_wq);
 }

@@ -431,8 +431,12 @@ void kp_build_alltoall(struct kp_sched *s, const void *sbuf, void *rbuf, size_t 
 		kp_sched_next_round(s);
 		return;
 	}
-	/* pairwise: one peer pair per round, n-1 rounds */
-	kp_sched_next_round(s);
+	/*
+	 * pairwise: one peer pair per round, n-1 rounds; the own block's copy
+	 * shares the first (it touches neither block that round moves), so
+	 * the module starts that round's transfers before the copy, and the
+	 * copy runs while they are under way rather than before them
+	 */
 	for (st = 1; st < n; st++) {
 		kp_sched_send(s, mod(r + st, n), src + block * mod(r + st, n), block);
 		kp_sched_recv(s, mod(r - st, n), dst + block * mod(r - st, n), block);

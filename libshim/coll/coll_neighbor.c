@@ -337,18 +337,10 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 	char *sb;
 
 	if (!c || IN_PLACE(sendbuf) || sendcount < 0 || !get_nbrs(c, &x.nb))
-		return KP_COLL_PASS(PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf,
-							     recvcount, recvtype, comm, request),
-				    PMPIX_Neighbor_allgather_init(sendbuf, sendcount, sendtype,
-								  recvbuf, recvcount, recvtype,
-								  comm, KP_PINFO, request));
+		goto pass;
 	if (too_big(x.nb.nin, recvcount)) {
 		nbrs_free(&x.nb);
-		return KP_COLL_PASS(PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf,
-							     recvcount, recvtype, comm, request),
-				    PMPIX_Neighbor_allgather_init(sendbuf, sendcount, sendtype,
-								  recvbuf, recvcount, recvtype,
-								  comm, KP_PINFO, request));
+		goto pass;
 	}
 	r = nexch_new(c, &x);
 	sb = kp_coll_buf(r, sendbuf, sendcount, sendtype, true, false, &sbytes);
@@ -361,6 +353,12 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 	free(counts);
 	free(displs);
 	return nexch_start(r, &x, request);
+pass:
+	return KP_COLL_PASS(PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf,
+						     recvcount, recvtype, comm, request),
+			    PMPIX_Neighbor_allgather_init(sendbuf, sendcount, sendtype,
+							  recvbuf, recvcount, recvtype,
+							  comm, KP_PINFO, request));
 }
 
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -376,22 +374,10 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 	int i;
 
 	if (!c || IN_PLACE(sendbuf) || sendcount < 0 || !get_nbrs(c, &x.nb))
-		return KP_COLL_PASS(PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-							      recvcounts, displs, recvtype, comm,
-							      request),
-				    PMPIX_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype,
-								   recvbuf, recvcounts, displs,
-								   recvtype, comm, KP_PINFO,
-								   request));
+		goto pass;
 	if (x.nb.nin && (bad_counts(recvcounts, x.nb.nin) || !displs)) {
 		nbrs_free(&x.nb);
-		return KP_COLL_PASS(PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-							      recvcounts, displs, recvtype, comm,
-							      request),
-				    PMPIX_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype,
-								   recvbuf, recvcounts, displs,
-								   recvtype, comm, KP_PINFO,
-								   request));
+		goto pass;
 	}
 	r = nexch_new(c, &x);
 	sb = kp_coll_buf(r, sendbuf, sendcount, sendtype, true, false, &sbytes);
@@ -401,6 +387,14 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 	}
 	typed_blocks(r, x.rcv, recvbuf, recvcounts, displs, recvtype, x.nb.nin, false, true);
 	return nexch_start(r, &x, request);
+pass:
+	return KP_COLL_PASS(PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+						      recvcounts, displs, recvtype, comm,
+						      request),
+			    PMPIX_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype,
+							   recvbuf, recvcounts, displs,
+							   recvtype, comm, KP_PINFO,
+							   request));
 }
 
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -414,18 +408,10 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 	struct kp_req *r;
 
 	if (!c || IN_PLACE(sendbuf) || !get_nbrs(c, &x.nb))
-		return KP_COLL_PASS(PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf,
-							    recvcount, recvtype, comm, request),
-				    PMPIX_Neighbor_alltoall_init(sendbuf, sendcount, sendtype,
-								 recvbuf, recvcount, recvtype, comm,
-								 KP_PINFO, request));
+		goto pass;
 	if (too_big(x.nb.nout, sendcount) || too_big(x.nb.nin, recvcount)) {
 		nbrs_free(&x.nb);
-		return KP_COLL_PASS(PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf,
-							    recvcount, recvtype, comm, request),
-				    PMPIX_Neighbor_alltoall_init(sendbuf, sendcount, sendtype,
-								 recvbuf, recvcount, recvtype, comm,
-								 KP_PINFO, request));
+		goto pass;
 	}
 	r = nexch_new(c, &x);
 	uniform(x.nb.nout, sendcount, &counts, &displs);
@@ -437,6 +423,12 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 	free(counts);
 	free(displs);
 	return nexch_start(r, &x, request);
+pass:
+	return KP_COLL_PASS(PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf,
+						    recvcount, recvtype, comm, request),
+			    PMPIX_Neighbor_alltoall_init(sendbuf, sendcount, sendtype,
+							 recvbuf, recvcount, recvtype, comm,
+							 KP_PINFO, request));
 }
 
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -450,28 +442,24 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 	struct kp_req *r;
 
 	if (!c || IN_PLACE(sendbuf) || !get_nbrs(c, &x.nb))
-		return KP_COLL_PASS(PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
-							     recvbuf, recvcounts, rdispls, recvtype,
-							     comm, request),
-				    PMPIX_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls,
-								  sendtype, recvbuf, recvcounts,
-								  rdispls, recvtype, comm, KP_PINFO,
-								  request));
+		goto pass;
 	if ((x.nb.nout && (bad_counts(sendcounts, x.nb.nout) || !sdispls)) ||
 	    (x.nb.nin && (bad_counts(recvcounts, x.nb.nin) || !rdispls))) {
 		nbrs_free(&x.nb);
-		return KP_COLL_PASS(PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
-							     recvbuf, recvcounts, rdispls, recvtype,
-							     comm, request),
-				    PMPIX_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls,
-								  sendtype, recvbuf, recvcounts,
-								  rdispls, recvtype, comm, KP_PINFO,
-								  request));
+		goto pass;
 	}
 	r = nexch_new(c, &x);
 	typed_blocks(r, x.snd, sendbuf, sendcounts, sdispls, sendtype, x.nb.nout, true, false);
 	typed_blocks(r, x.rcv, recvbuf, recvcounts, rdispls, recvtype, x.nb.nin, false, true);
 	return nexch_start(r, &x, request);
+pass:
+	return KP_COLL_PASS(PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype,
+						     recvbuf, recvcounts, rdispls, recvtype,
+						     comm, request),
+			    PMPIX_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls,
+							  sendtype, recvbuf, recvcounts,
+							  rdispls, recvtype, comm, KP_PINFO,
+							  request));
 }
 
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -486,23 +474,11 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 	int i;
 
 	if (!c || IN_PLACE(sendbuf) || !get_nbrs(c, &x.nb))
-		return KP_COLL_PASS(PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
-							     recvbuf, recvcounts, rdispls, recvtypes,
-							     comm, request),
-				    PMPIX_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls,
-								  sendtypes, recvbuf, recvcounts,
-								  rdispls, recvtypes, comm, KP_PINFO,
-								  request));
+		goto pass;
 	if ((x.nb.nout && (bad_counts(sendcounts, x.nb.nout) || !sdispls || !sendtypes)) ||
 	    (x.nb.nin && (bad_counts(recvcounts, x.nb.nin) || !rdispls || !recvtypes))) {
 		nbrs_free(&x.nb);
-		return KP_COLL_PASS(PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
-							     recvbuf, recvcounts, rdispls, recvtypes,
-							     comm, request),
-				    PMPIX_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls,
-								  sendtypes, recvbuf, recvcounts,
-								  rdispls, recvtypes, comm, KP_PINFO,
-								  request));
+		goto pass;
 	}
 	r = nexch_new(c, &x);
 	/* MPI_PROC_NULL neighbours: no block (their part stays untouched) */
@@ -516,6 +492,14 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 			x.rcv[i].p = kp_coll_buf(r, (char *)recvbuf + rdispls[i], recvcounts[i],
 						 recvtypes[i], false, true, &x.rcv[i].len);
 	return nexch_start(r, &x, request);
+pass:
+	return KP_COLL_PASS(PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
+						     recvbuf, recvcounts, rdispls, recvtypes,
+						     comm, request),
+			    PMPIX_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls,
+							  sendtypes, recvbuf, recvcounts,
+							  rdispls, recvtypes, comm, KP_PINFO,
+							  request));
 }
 
 /* The core's communicator calls reach the two above through these. */

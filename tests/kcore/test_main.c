@@ -162,12 +162,13 @@ static void after_failed_load(void *arg)
 TEST_NO_MODULE(main__every_allocation_failing_at_load_unwinds)
 {
 	/*
-	 * Five workqueues: deferred frees, eager deliveries, collective
-	 * schedules, shm copies (unbound, and bound to a waiting process's
-	 * CPU).
+	 * Seven workqueues: deferred frees, eager deliveries, collective
+	 * schedules (unbound, and bound beside the caller), shm copies
+	 * (unbound, bound to a waiting process's CPU, and collectives'
+	 * unbound high-priority).
 	 */
 	EXPECT_EQ(kt_each_alloc_failure(load, after_failed_load, NULL, -ENOMEM),
-		  5);
+		  7);
 	kt_unload();
 	expect_nothing_loaded();
 }

@@ -228,7 +228,7 @@ TEST(shm__init_and_exit_create_and_destroy_the_workqueue)
 	long live = mock_live_allocs;
 
 	kt_unload();
-	EXPECT_EQ(mock_live_allocs, live - 5);	/* the module's workqueues */
+	EXPECT_EQ(mock_live_allocs, live - 7);	/* the module's workqueues */
 	EXPECT_OK(kprog_xport_shm.init());
 	kprog_xport_shm.exit();
 	ASSERT_OK(kt_load());
