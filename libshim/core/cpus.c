@@ -2,7 +2,8 @@
 /*
  * What CPU this process may have: the CPU time its cgroup's quota allows
  * (cgroup v2 cpu.max), and how long it has waited for a CPU while runnable
- * (the scheduler's run delay, /proc/thread-self/schedstat). The spin policy
+ * (the scheduler's run delay, /proc/thread-self/schedstat), and whether any
+ * task of the machine waits for a CPU now (/proc/loadavg). The spin policy
  * (spin.h) decides with them whether a waiting rank may keep its CPU.
  * No MPI in here.
  */
@@ -100,4 +101,45 @@ void kp_run_delay_close(void)
 	if (schedstat_fd >= 0)
 		close(schedstat_fd);
 	schedstat_fd = -1;
+}
+
+/*
+ * The machine's run queue: /proc/loadavg's fourth field "R/T" counts the
+ * tasks running or runnable now (the reader included), against the CPUs
+ * online. Global, not this CPU's: a task waiting on another CPU is one the
+ * scheduler would move to a CPU that a sleeper leaves idle.
+ */
+static int loadavg_fd = -1;
+static long online_cpus;
+
+bool kp_cpu_queue_open(void)
+{
+	if (loadavg_fd < 0)
+		loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return loadavg_fd >= 0 && online_cpus > 0 && kp_cpu_queue() != INT32_MIN;
+}
+
+int kp_cpu_queue(void)
+{
+	char buf[128];
+	int running;
+	ssize_t n;
+
+	if (loadavg_fd < 0)
+		return INT32_MIN;
+	n = pread(loadavg_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return INT32_MIN;
+	buf[n] = 0;
+	if (sscanf(buf, "%*s %*s %*s %d/", &running) != 1)
+		return INT32_MIN;
+	return running - (int)online_cpus;
+}
+
+void kp_cpu_queue_close(void)
+{
+	if (loadavg_fd >= 0)
+		close(loadavg_fd);
+	loadavg_fd = -1;
 }

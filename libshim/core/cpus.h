@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The CPU this process may have (cpus.c): its cgroup's quota and the time
- * it waits for a CPU while runnable. No MPI in here.
+ * The CPU this process may have (cpus.c): its cgroup's quota, the time it
+ * waits for a CPU while runnable, and whether any task waits for one now.
+ * No MPI in here.
  */
 #ifndef KPROG_SHIM_CPUS_H
 #define KPROG_SHIM_CPUS_H
@@ -17,5 +18,13 @@ bool kp_run_delay_open(void);
 /* The calling (opening) thread's run delay so far in ns; UINT64_MAX if unknown */
 uint64_t kp_run_delay_ns(void);
 void kp_run_delay_close(void);
+/* Open /proc/loadavg; false: the machine's run queue cannot be read */
+bool kp_cpu_queue_open(void);
+/*
+ * Tasks running or runnable on the machine now, minus its online CPUs:
+ * > 0 some wait for a CPU; INT32_MIN if unknown
+ */
+int kp_cpu_queue(void);
+void kp_cpu_queue_close(void);
 
 #endif

@@ -356,6 +356,8 @@ static void spin_policy(int node_size, int provided)
 	if (mn[0] != INT_MAX && mn[0] < ncpu)
 		ncpu = mn[0];
 	kp.spin.delay_known = kp_run_delay_open();	/* lost yields; the crowded watch */
+	if (kp_cpu_queue_open())
+		kp_spin_when_free(&kp.spin, us < 0 ? 0 : us);	/* spin.h KP_SPIN_QUEUE_NS */
 	if (ncpu < node_size) {
 		kp_spin_oversub(&kp.spin, ous);
 		if (kp.spin.oversub)
@@ -561,21 +563,45 @@ __attribute__((visibility("default"))) int kprog_comm_mode(MPI_Comm comm)
 	return kp.net_only || c->spans ? 2 : 1;
 }
 
+/*
+ * Where start-up and shutdown time go (KPROG_VERBOSE=1): Open MPI's own
+ * part and kprog's, so that a slower launch under the shim (issue 31: the
+ * time around LAMMPS' own clock) can be told apart from the host's noise.
+ */
+static uint64_t init_t0;	/* when MPI_Init began */
+
+static void init_timed(uint64_t t0, uint64_t t1)
+{
+	init_t0 = t0;
+	kp_log(1, "MPI_Init: Open MPI %.1f ms, kprog set-up %.1f ms",
+	       (t1 - t0) / 1e6, (kp_now_ns() - t1) / 1e6);
+}
+
 int MPI_Init(int *argc, char ***argv)
 {
+	uint64_t t0 = kp_now_ns();
 	int rc = PMPI_Init(argc, argv);
 
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
+		uint64_t t1 = kp_now_ns();
+
 		kp_setup(MPI_THREAD_SINGLE);
+		init_timed(t0, t1);
+	}
 	return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	uint64_t t0 = kp_now_ns();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
+		uint64_t t1 = kp_now_ns();
+
 		kp_setup(*provided);
+		init_timed(t0, t1);
+	}
 	return rc;
 }
 
@@ -604,12 +630,13 @@ void kp_shutdown(void)
 			       (unsigned long long)f->drains, (unsigned long long)f->kicks,
 			       (unsigned long long)f->full, (unsigned long long)f->full_fallback);
 		}
-		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu; crowded %llu times%s; yields %llu, lost %llu)",
+		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu; crowded %llu times%s; yields %llu, lost %llu; spun on with CPUs free %llu, ended so %llu)",
 		       (unsigned long long)kp.spin.waits, (unsigned long long)kp.spin.slept,
 		       (unsigned long long)kp.spin.limit_ns / 1000,
 		       (unsigned long long)kp.spin.grew, (unsigned long long)kp.spin.shrank,
 		       (unsigned long long)kp.spin.crowded_times, kp.spin.crowded ? ", now" : "",
-		       (unsigned long long)kp.spin.yields, (unsigned long long)kp.spin.yields_lost);
+		       (unsigned long long)kp.spin.yields, (unsigned long long)kp.spin.yields_lost,
+		       (unsigned long long)kp.spin.alone, (unsigned long long)kp.spin.alone_ended);
 		kp_progress_hook(false);
 		kp_log(1, "rendezvous sends through channels: %llu", (unsigned long long)kp_rts_sent());
 		if (kp.coll) {
@@ -626,6 +653,7 @@ void kp_shutdown(void)
 		}
 		kp_rts_fini();
 		kp_run_delay_close();
+		kp_cpu_queue_close();
 		kp_fast_fini();
 		kp.active = false;
 		teardown();
@@ -637,6 +665,15 @@ void kp_shutdown(void)
 
 int MPI_Finalize(void)
 {
+	uint64_t t0 = kp_now_ns(), t1, t2;
+	int verbose = kp.verbose, rc;
+
 	kp_shutdown();
-	return PMPI_Finalize();
+	t1 = kp_now_ns();
+	rc = PMPI_Finalize();
+	t2 = kp_now_ns();
+	if (verbose >= 1 && init_t0)
+		kp_logf("MPI_Finalize: kprog %.1f ms, Open MPI %.1f ms (%.3f s after MPI_Init began)",
+			(t1 - t0) / 1e6, (t2 - t1) / 1e6, (t0 - init_t0) / 1e9);
+	return rc;
 }

@@ -190,6 +190,41 @@ static void advertise_waiter(void)
 }
 
 /*
+ * Past the shared-case limit: may this wait spin on (spin.h
+ * KP_SPIN_QUEUE_NS)? Only up to the alone limit, and only while no task
+ * of the machine waits for a CPU, looked at every KP_SPIN_QUEUE_NS.
+ */
+static bool cpus_free(struct kp_wait *w, uint64_t now)
+{
+	int q;
+
+	if (now - w->last >= kp.spin.alone_ns)
+		return false;
+	if (!w->alone || now - w->queue_t >= KP_SPIN_QUEUE_NS) {
+		q = kp_cpu_queue();
+		w->queue_t = now;
+		w->free = q != INT32_MIN && q <= 0;
+		if (w->free && !w->alone) {
+			w->alone = true;
+			kp.spin.alone++;
+		}
+	}
+	return w->free;
+}
+
+/*
+ * The idle stretch that just ended, to the spin policy. One that ended in
+ * the spin past the limit (cpus_free()) is no evidence for the shared
+ * limit (nobody else wanted the CPUs): counted, but adapts nothing.
+ */
+static void stretch_end(struct kp_wait *w, uint64_t now)
+{
+	if (w->alone && !w->slept)
+		kp.spin.alone_ended++;
+	kp_spin_record(&kp.spin, w->alone ? 0 : idle_ns(w, now), w->slept);
+}
+
+/*
  * One idle step of a blocking call. The spin limit bounds each idle
  * stretch, not the whole wait: while completions keep coming (a window of
  * messages streaming in) the caller keeps spinning, and it sleeps only
@@ -223,10 +258,11 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 	}
 	if (kp.activity != w->seen) {
 		/* something moved: this idle stretch is over */
-		kp_spin_record(&kp.spin, idle_ns(w, now), w->slept);
+		stretch_end(w, now);
 		w->seen = kp.activity;
 		w->last = now;
 		w->slept = false;
+		w->alone = false;
 		w->naps = 0;
 	}
 	if (now - w->last < kp_spin_limit(&kp.spin, now)) {
@@ -241,6 +277,9 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 		}
 		return;
 	}
+	/* shared CPUs, but nobody waits for one: spin on (spin.h KP_SPIN_QUEUE_NS) */
+	if (kp.spin.yield && kp.spin.alone_ns && !w->slept && cpus_free(w, now))
+		return;
 	if (kp.verbose && !w->dumped && now - w->t0 > 20000000000ull) {
 		w->dumped = true;
 		kp_logf("waiting for 20 s; kprog state:");
@@ -253,7 +292,7 @@ void kp_wait_end(struct kp_wait *w)
 {
 	if (!w->t0)
 		return;
-	kp_spin_record(&kp.spin, idle_ns(w, kp_clock_ns()), w->slept);
+	stretch_end(w, kp_clock_ns());
 	if (kp.ring)
 		__atomic_store_n(&kp.ring->waiter_cpu, 0, __ATOMIC_RELAXED);
 }

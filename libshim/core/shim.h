@@ -278,6 +278,9 @@ struct kp_wait {
 	unsigned int polls;	/* idle steps, for reading the clock sparingly */
 	unsigned int naps;	/* sleeps in a row that nothing ended (progress.c nap()) */
 	uint64_t delay0;	/* run delay at this wait's first yield (kp_spin_yield()) */
+	uint64_t queue_t;	/* last look at the machine's run queue (cpus_free()) */
+	bool free;		/* then no task waited for a CPU */
+	bool alone;		/* this idle stretch spun on past the limit (CPUs free) */
 	bool slept;		/* this idle stretch slept in the kernel */
 	bool kernel_work;	/* a kernel worker may need this CPU */
 	bool dumped;		/* the hang diagnostics were printed */

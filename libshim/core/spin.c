@@ -58,6 +58,11 @@ void kp_spin_oversub(struct kp_spin *s, long oversub_us)
 	share(s);
 }
 
+void kp_spin_when_free(struct kp_spin *s, long alone_us)
+{
+	s->alone_ns = alone_us > 0 ? (uint64_t)alone_us * 1000 : 0;
+}
+
 void kp_spin_watch_start(struct kp_spin *s, long oversub_us, uint64_t now, uint64_t delay)
 {
 	if (!s->dedicated || delay == UINT64_MAX)

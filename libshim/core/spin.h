@@ -104,6 +104,22 @@ _Static_assert((KP_SPIN_CLOCK_POLLS & (KP_SPIN_CLOCK_POLLS - 1)) == 0, "a power 
 #define KP_SPIN_NOYIELD_NS	100000000ull
 #define KP_SPIN_NOYIELD_SPIN_NS	10000ull
 
+/*
+ * Past the shared-case limit, a wait sleeps only if some task of the
+ * machine waits for a CPU (cpus.c kp_cpu_queue(): /proc/loadavg's count of
+ * runnable tasks against the CPUs online). While none does, the spin takes
+ * time from nobody, and a sleep would leave a CPU idle and put a wake-up on
+ * the message's path (under emulation an idle vCPU's: the emulator's
+ * thread sleeps on the host and must be woken too). So the wait spins on,
+ * without yielding (nobody to yield to), up to alone_ns (the dedicated
+ * limit, KPROG_SPIN_DEDICATED_US), looking at the run queue every
+ * KP_SPIN_QUEUE_NS at most; the first task that waits for a CPU (a rank
+ * woken by a message, a kernel worker) makes it sleep at the next look.
+ * Issue 31: LAMMPS at 8 ranks on 2 vCPUs, where most waits slept after
+ * 10 us (the lost-yield rule) while the other ranks were asleep too.
+ */
+#define KP_SPIN_QUEUE_NS	20000ull
+
 struct kp_spin {
 	uint64_t limit_ns;	/* spin this long, then sleep */
 	uint64_t min_ns, max_ns;
@@ -119,8 +135,10 @@ struct kp_spin {
 	uint64_t watch_next;	/* next look at the run delay (kp_clock_ns); 0: no watch */
 	uint64_t watch_t, watch_delay;	/* the last look: when, and the run delay then */
 	uint64_t noyield_until;	/* no yields before this time (kp_clock_ns): one was lost */
+	uint64_t alone_ns;	/* shared case: spin on this long while no task waits for a CPU; 0: never */
 	/* statistics, for KPROG_VERBOSE */
 	uint64_t waits, slept, grew, shrank, crowded_times, yields, yields_lost;
+	uint64_t alone, alone_ended;	/* spun on past the limit (CPUs free); ended so, no sleep */
 };
 
 /* May a shared-case spin yield now (yield set, no lost yield recently)? */
@@ -157,6 +175,12 @@ void kp_spin_oversub(struct kp_spin *s, long oversub_us);
  * the thread's run delay so far); crowded, it spins as kp_spin_oversub().
  */
 void kp_spin_watch_start(struct kp_spin *s, long oversub_us, uint64_t now, uint64_t delay);
+/*
+ * The shared cases (oversubscribed, crowded) spin on past their limit for
+ * up to alone_us while no task waits for a CPU (KP_SPIN_QUEUE_NS); the
+ * caller has checked that the machine's run queue can be read.
+ */
+void kp_spin_when_free(struct kp_spin *s, long alone_us);
 /* One look at the run delay (the caller checks now >= s->watch_next first). */
 void kp_spin_watch(struct kp_spin *s, uint64_t now, uint64_t delay);
 /*

@@ -391,6 +391,28 @@ static void test_spin(void)
 	kp_spin_init(&s, -1, 1, 1000, 50);
 	kp_spin_watch_start(&s, 5, 1000000000ull, 0);
 	EXPECT(!s.watch_next, "no watch without a dedicated spin");
+
+	/* past the shared limit while no task waits for a CPU (progress.c cpus_free()) */
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_oversub(&s, -1);
+	kp_spin_when_free(&s, 5000);
+	EXPECT(s.alone_ns == 5000000 && s.limit_ns == 50000,
+	       "spin on for the dedicated time, the shared limit unchanged");
+	kp_spin_when_free(&s, -1);
+	EXPECT(!s.alone_ns, "KPROG_SPIN_DEDICATED_US=-1: never past the limit");
+}
+
+static void test_cpu_queue(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	int q;
+
+	EXPECT(kp_cpu_queue_open(), "/proc/loadavg can be read");
+	q = kp_cpu_queue();
+	EXPECT(q != INT32_MIN && q >= 1 - online,
+	       "the reader itself runs: runnable - online CPUs = %d, online %ld", q, online);
+	kp_cpu_queue_close();
+	EXPECT(kp_cpu_queue() == INT32_MIN, "closed: unknown");
 }
 
 static void put_file(const char *dir, const char *name, const char *text)
@@ -537,6 +559,7 @@ int main(void)
 	test_copy();
 	test_spin();
 	test_cgroup();
+	test_cpu_queue();
 	test_clock();
 	return EXPECT_SUMMARY();
 }
