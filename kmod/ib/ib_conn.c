@@ -105,6 +105,16 @@ static LIST_HEAD(kprog_ib_conns);
 static u32 kprog_ib_nr_conns;
 static struct workqueue_struct *kprog_ib_cm_wq;
 struct workqueue_struct *kprog_ib_wq;
+/*
+ * The transfer workers of collective schedules' steps (KPROG_ENV_COLL):
+ * high priority, as the core's kprog_coll and kprog_shm_coll queues. A
+ * schedule runs while its ranks compute; a normal-priority worker shares
+ * the CPU with a computing rank (one vCPU per node here) and its READ
+ * starts only when the scheduler gets round to it, so the collective ends
+ * after the computation instead of during it. Point-to-point transfers
+ * stay on kprog_ib_wq.
+ */
+struct workqueue_struct *kprog_ib_coll_wq;
 /* kprog_ib_conn_init()'s: the files above, reached only through these */
 static const struct kprog_ib_conn_upcalls *kprog_ib_up;
 
@@ -1289,6 +1299,7 @@ static void kprog_ib_conn_dead_work(struct work_struct *work)
 	mutex_unlock(&conn->qp_mutex);
 	/* Transfer workers see the state and stop touching it. */
 	flush_workqueue(kprog_ib_wq);
+	flush_workqueue(kprog_ib_coll_wq);
 	if (cancel_delayed_work_sync(&conn->init_work))
 		kprog_ib_conn_put(conn);	/* the timer's */
 	/* Dead: a running probe worker does not arm again. */
@@ -1383,8 +1394,15 @@ int kprog_ib_conn_init(const struct kprog_ib_conn_upcalls *up)
 	kprog_ib_wq = alloc_workqueue("kprog_ib", WQ_UNBOUND, 0);
 	if (!kprog_ib_wq)
 		return -ENOMEM;
+	kprog_ib_coll_wq = alloc_workqueue("kprog_ib_coll",
+					   WQ_UNBOUND | WQ_HIGHPRI, 0);
+	if (!kprog_ib_coll_wq) {
+		destroy_workqueue(kprog_ib_wq);
+		return -ENOMEM;
+	}
 	kprog_ib_cm_wq = alloc_workqueue("kprog_ib_cm", WQ_UNBOUND, 0);
 	if (!kprog_ib_cm_wq) {
+		destroy_workqueue(kprog_ib_coll_wq);
 		destroy_workqueue(kprog_ib_wq);
 		return -ENOMEM;
 	}
@@ -1415,5 +1433,6 @@ void kprog_ib_conn_exit(void)
 		msleep(20);
 	}
 	destroy_workqueue(kprog_ib_cm_wq);
+	destroy_workqueue(kprog_ib_coll_wq);
 	destroy_workqueue(kprog_ib_wq);
 }
