@@ -485,6 +485,17 @@ static enum kind alltoallw_ok(enum kind k, int size)
 #define MAXC 4
 #define NCOMMS 8
 
+/*
+ * Where each rank is, one line per batch: a run that does not finish
+ * (docs/DESIGN.md, coll_more at 16 batches) shows in its log which batch
+ * or persistent group every rank had reached, and when.
+ */
+static void progress(int wr, const char *what, int b, int ci, int nc, double t0)
+{
+	printf("coll_more: rank %d %s %d (communicator %d, %d collectives) at %.1f s\n", wr, what,
+	       b, ci, nc, now_sec() - t0);
+}
+
 int main(int argc, char **argv)
 {
 	int batches, seed, wr, ws, i, b, nd;
@@ -493,6 +504,7 @@ int main(int argc, char **argv)
 	MPI_Datatype vec, pair;
 
 	test_init(&argc, &argv, "coll_more", 1, &wr, &ws);
+	double t0 = now_sec();
 	batches = argc > 1 ? atoi(argv[1]) : 10;	/* TCG VM: 108 s at 4 ranks; see docs/DESIGN.md */
 	seed = argc > 2 ? atoi(argv[2]) : 2026;
 	own_seed = (unsigned int)(seed * 7 + wr);
@@ -597,6 +609,7 @@ int main(int argc, char **argv)
 		MPI_Comm_size(comm, &size);
 		MPI_CHECK(MPI_Irecv(&recvv, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, comm,
 				    &reqs[nr++]));
+		progress(wr, "batch", b, ci, nc, t0);
 		for (i = 0; i < nc; i++) {
 			enum kind k;
 			int topo;
@@ -647,6 +660,7 @@ int main(int argc, char **argv)
 		MPI_Comm_rank(comm, &rank);
 		MPI_Comm_size(comm, &size);
 		MPI_Topo_test(comm, &topo);
+		progress(wr, "persistent group", b, ci, nc, t0);
 		for (i = 0; i < nc; i++) {
 			enum kind k = topo == MPI_UNDEFINED ? (rnd(2) ? K_ALLTOALLW : K_BARRIER) :
 				      (enum kind)(K_NAG + rnd(K_NR - K_NAG));
