@@ -486,14 +486,21 @@ static enum kind alltoallw_ok(enum kind k, int size)
 #define NCOMMS 8
 
 /*
- * Where each rank is, one line per batch: a run that does not finish
- * (docs/DESIGN.md, coll_more at 16 batches) shows in its log which batch
- * or persistent group every rank had reached, and when.
+ * Where each rank is, one line per batch (its collectives started): a run
+ * that does not finish (docs/DESIGN.md, coll_more at 16 batches) shows in
+ * its log which batch or persistent group every rank had reached, and when.
  */
-static void progress(int wr, const char *what, int b, int ci, int nc, double t0)
+static void progress(int wr, const char *what, int b, int ci, const struct cs *cs, int nc,
+		     double t0)
 {
-	printf("coll_more: rank %d %s %d (communicator %d, %d collectives) at %.1f s\n", wr, what,
-	       b, ci, nc, now_sec() - t0);
+	char kinds[MAXC * 24] = "";
+
+	for (int i = 0; i < nc; i++) {
+		strcat(kinds, " ");
+		strcat(kinds, knames[cs[i].k]);
+	}
+	printf("coll_more: rank %d %s %d on communicator %d:%s at %.1f s\n", wr, what, b, ci,
+	       kinds, now_sec() - t0);
 }
 
 int main(int argc, char **argv)
@@ -609,7 +616,6 @@ int main(int argc, char **argv)
 		MPI_Comm_size(comm, &size);
 		MPI_CHECK(MPI_Irecv(&recvv, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, comm,
 				    &reqs[nr++]));
-		progress(wr, "batch", b, ci, nc, t0);
 		for (i = 0; i < nc; i++) {
 			enum kind k;
 			int topo;
@@ -631,6 +637,7 @@ int main(int argc, char **argv)
 			fill(&cs[i], b * 10 + i);
 			run_case(&cs[i], &reqs[nr++], NB);
 		}
+		progress(wr, "batch", b, ci, cs, nc, t0);
 		sendv = b * 1000 + rank;
 		MPI_CHECK(MPI_Isend(&sendv, 1, MPI_INT, (rank + 1) % size, b, comm, &reqs[nr++]));
 		complete_all(reqs, nr, rnd(6));
@@ -660,7 +667,6 @@ int main(int argc, char **argv)
 		MPI_Comm_rank(comm, &rank);
 		MPI_Comm_size(comm, &size);
 		MPI_Topo_test(comm, &topo);
-		progress(wr, "persistent group", b, ci, nc, t0);
 		for (i = 0; i < nc; i++) {
 			enum kind k = topo == MPI_UNDEFINED ? (rnd(2) ? K_ALLTOALLW : K_BARRIER) :
 				      (enum kind)(K_NAG + rnd(K_NR - K_NAG));
@@ -670,6 +676,7 @@ int main(int argc, char **argv)
 			setup(&cs[i], k, comm, 5000 + b * 10 + i);
 			run_case(&cs[i], &reqs[i], PERSISTENT);
 		}
+		progress(wr, "persistent group", b, ci, cs, nc, t0);
 		MPI_CHECK(MPI_Recv_init(&recvv, 1, MPI_INT, (rank + size - 1) % size, 5, comm,
 					&reqs[nc]));
 		MPI_CHECK(MPI_Send_init(&sendv, 1, MPI_INT, (rank + 1) % size, 5, comm,
