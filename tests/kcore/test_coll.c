@@ -1106,3 +1106,37 @@ TEST(coll__three_alltoalls_on_four_ranks_past_the_eager_quota_reversed)
 {
 	a2a_under_quota(true);
 }
+
+/*
+ * A SEND step to a rank that has left (no transport reaches it any more):
+ * the step fails as it starts, whether in the call's first round or in a
+ * round started by the worker after another peer's message, and the
+ * schedule ends with -ECONNRESET, nothing left in flight.
+ */
+TEST(coll__send_to_a_rank_that_left_is_econnreset)
+{
+	struct kt_ep *e[3];
+	struct kprog_coll c;
+
+	kt_job(e, 3);
+	kt_close(e[2]);
+	/* first round */
+	st[0] = step(KPROG_STEP_SEND, 0, 2, sb[0], NULL, 8);
+	ASSERT_OK(coll(e[0], st, 1, 1, 1, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_ERR(c.cqe.error, -ECONNRESET);
+	/* a later round, after rank 1's message */
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 8);
+	st[1] = step(KPROG_STEP_SEND, 1, 2, sb[0], NULL, 8);
+	st[2] = step(KPROG_STEP_RECV, 1, 1, NULL, rb[1], 8);
+	ASSERT_OK(coll(e[0], st, 3, 2, 2, &c));
+	EXPECT_EQ(c.done, 0);
+	st[3] = step(KPROG_STEP_SEND, 0, 0, sb[1], NULL, 8);
+	ASSERT_OK(coll(e[1], st + 3, 1, 2, 3, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_EQ(c.cqe.error, 0);
+	mock_run_work();
+	EXPECT_CQE(e[0], 2, 0, -ECONNRESET);
+	EXPECT_EQ(kt_nr_ops(e[0]), 0);
+	EXPECT_EQ(kt_ring_count(e[0]), 0);
+}
