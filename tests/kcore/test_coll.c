@@ -9,6 +9,7 @@
 #include <linux/string.h>
 #include "kprog.h"
 #include "ep.h"
+#include "job.h"
 #include "op.h"
 #include "coll.h"
 #include "ktest.h"
@@ -1013,4 +1014,129 @@ TEST(coll__reduce_on_pinned_pages_handles_offsets_and_split_elements)
 	/* not aligned to the type: the step bounces, with the same result */
 	reduce_at(a, KPROG_DT_DOUBLE, KPROG_OP_MAX, 4, 0, false);
 	reduce_at(a, KPROG_DT_INT32, KPROG_OP_BXOR, 0, 2, false);
+}
+
+/*
+ * Three all-to-all schedules at once on four ranks (tests/mpi/coll_more's
+ * batch 10: three MPI_Ialltoallw on MPI_COMM_WORLD), with an eager quota
+ * that holds only a few unexpected messages per receiver: the later eager
+ * sends of a schedule are refused (-ENOBUFS) and go by rendezvous instead.
+ * The ranks post one after another (each one's sends find no receive yet)
+ * or the other way round; every schedule must end with every block right
+ * and nothing left in flight.
+ */
+#define A2A_N		4
+#define A2A_SCHEDS	3
+#define A2A_LEN		1000
+
+static u32 a2a_off(u32 sched, u32 peer)
+{
+	return (sched * A2A_N + peer) * A2A_LEN;
+}
+
+/* The bytes of schedule @sched from @src to @dst. */
+static u32 a2a_seed(u32 src, u32 dst, u32 sched)
+{
+	return 1 + (src * A2A_N + dst) * 8 + sched;
+}
+
+static void a2a_under_quota(bool last_rank_first)
+{
+	static struct kprog_coll_step a2a[A2A_N][A2A_SCHEDS][2 * (A2A_N - 1)];
+	struct kt_ep *e[A2A_N];
+	struct kprog_coll c;
+	u32 done[A2A_N] = { 0 }, r, i, k, p, n;
+	struct kprog_cqe cqe;
+
+	/* two unexpected blocks per receiver; the job's eager limit follows */
+	kprog_eager_quota = 2 * (A2A_LEN + KPROG_EAGER_OVERHEAD) + 100;
+	kt_job(e, A2A_N);
+	memset(rb, 0, sizeof(rb));
+	for (r = 0; r < A2A_N; r++)
+		for (k = 0; k < A2A_SCHEDS; k++)
+			for (p = 0; p < A2A_N; p++)
+				kt_fill(sb[r] + a2a_off(k, p), A2A_LEN, a2a_seed(r, p, k));
+	for (i = 0; i < A2A_N; i++) {
+		r = last_rank_first ? A2A_N - 1 - i : i;
+		for (k = 0; k < A2A_SCHEDS; k++) {
+			struct kprog_coll_step *s = a2a[r][k];
+
+			n = 0;
+			for (p = 0; p < A2A_N; p++) {
+				if (p == r)
+					continue;
+				s[n++] = step(KPROG_STEP_RECV, 0, p, NULL, rb[r] + a2a_off(k, p),
+					      A2A_LEN);
+				s[n++] = step(KPROG_STEP_SEND, 0, p, sb[r] + a2a_off(k, p), NULL,
+					      A2A_LEN);
+			}
+			ASSERT_OK(coll(e[r], s, n, 20 + k, 100 + k, &c));
+			if (c.done) {
+				EXPECT_EQ(c.cqe.error, 0);
+				done[r]++;
+			}
+		}
+	}
+	EXPECT(e[0]->ep->job->eager_limit >= A2A_LEN);	/* internal: eager first */
+	mock_run_work();
+	for (r = 0; r < A2A_N; r++) {
+		while (kt_pop(e[r], &cqe)) {
+			EXPECT_EQ(cqe.error, 0);
+			EXPECT(cqe.req_id >= 100 && cqe.req_id < 100 + A2A_SCHEDS);
+			done[r]++;
+		}
+		EXPECT_EQ(done[r], A2A_SCHEDS);
+		for (k = 0; k < A2A_SCHEDS; k++)
+			for (p = 0; p < A2A_N; p++)
+				if (p != r && !kt_check(rb[r] + a2a_off(k, p), A2A_LEN,
+							a2a_seed(p, r, k)))
+					kt_fail(__FILE__, __LINE__,
+						"rank %u schedule %u block from %u", r, k, p);
+		EXPECT_EQ(kt_nr_ops(e[r]), 0);
+		EXPECT_EQ(e[r]->ep->eager_bytes, 0);	/* internal */
+	}
+}
+
+TEST(coll__three_alltoalls_on_four_ranks_past_the_eager_quota)
+{
+	a2a_under_quota(false);
+}
+
+TEST(coll__three_alltoalls_on_four_ranks_past_the_eager_quota_reversed)
+{
+	a2a_under_quota(true);
+}
+
+/*
+ * A SEND step to a rank that has left (no transport reaches it any more):
+ * the step fails as it starts, whether in the call's first round or in a
+ * round started by the worker after another peer's message, and the
+ * schedule ends with -ECONNRESET, nothing left in flight.
+ */
+TEST(coll__send_to_a_rank_that_left_is_econnreset)
+{
+	struct kt_ep *e[3];
+	struct kprog_coll c;
+
+	kt_job(e, 3);
+	kt_close(e[2]);
+	/* first round */
+	st[0] = step(KPROG_STEP_SEND, 0, 2, sb[0], NULL, 8);
+	ASSERT_OK(coll(e[0], st, 1, 1, 1, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_ERR(c.cqe.error, -ECONNRESET);
+	/* a later round, after rank 1's message */
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 8);
+	st[1] = step(KPROG_STEP_SEND, 1, 2, sb[0], NULL, 8);
+	st[2] = step(KPROG_STEP_RECV, 1, 1, NULL, rb[1], 8);
+	ASSERT_OK(coll(e[0], st, 3, 2, 2, &c));
+	EXPECT_EQ(c.done, 0);
+	st[3] = step(KPROG_STEP_SEND, 0, 0, sb[1], NULL, 8);
+	ASSERT_OK(coll(e[1], st + 3, 1, 2, 3, &c));
+	EXPECT_EQ(c.done, 1);
+	EXPECT_EQ(c.cqe.error, 0);
+	mock_run_work();
+	EXPECT_CQE(e[0], 2, 0, -ECONNRESET);
+	EXPECT_EQ(kt_nr_ops(e[0]), 0);
+	EXPECT_EQ(kt_ring_count(e[0]), 0);
 }
