@@ -8,9 +8,10 @@
  *   post      the ioctl copies and checks the steps, then runs rounds
  *             itself until one must wait for a message (or all are done:
  *             the ioctl returns the completion, nothing goes to the ring);
- *             a copy or reduction of more than KPROG_COLL_INLINE bytes it
- *             leaves to the work item, so that the call stays cheap and
- *             the bytes move while the process computes
+ *             a copy or reduction of more than KPROG_COLL_INLINE bytes,
+ *             or a rendezvous-sized send or receive, it leaves to the work
+ *             item (on another CPU), so that the call stays cheap and the
+ *             bytes move while the process computes
  *   order     a round's sends and receives start before its copies and
  *             reductions (a round's steps are independent), so that its
  *             transfers are under way while the starter works
@@ -44,6 +45,10 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/kthread.h>
+#include <linux/hrtimer.h>
+#include <linux/delay.h>
+#include <linux/moduleparam.h>
+#include <linux/sched/isolation.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 #include <linux/kprog.h>
@@ -68,6 +73,25 @@ static struct workqueue_struct *kprog_coll_near_wq;
 
 /* Live schedules, checked at unload to catch leaks. */
 static atomic_t kprog_live_scheds = ATOMIC_INIT(0);
+
+/*
+ * What the ioctl hands off starts this long after the call, on the
+ * caller's CPU (0: at once, on another CPU). Two ranks post a collective
+ * at the same moment (after a barrier, in lockstep codes); work woken on
+ * a CPU whose rank is still inside its call preempts it there (the
+ * worker's high priority, at the call's next might_sleep() or its return
+ * to user space), and the call then lasts as long as the round: so the
+ * round starts once the caller has returned and computes, on its own CPU,
+ * where it preempts the computation instead. Under emulation the return
+ * takes tens of microseconds, natively about one.
+ */
+unsigned int kprog_coll_start_delay_us = 100;
+module_param_named(coll_start_delay_us, kprog_coll_start_delay_us, uint, 0644);
+MODULE_PARM_DESC(coll_start_delay_us,
+		 "Microseconds after the call that a collective's handed-off round starts on the caller's CPU, 0 = at once on another CPU, <= 10000 (default 100)");
+
+/* Armed start timers: unload waits for them (they fire within the delay). */
+static atomic_t kprog_coll_timers = ATOMIC_INIT(0);
 
 /**
  * struct kprog_sched - a collective schedule being run
@@ -99,6 +123,7 @@ static atomic_t kprog_live_scheds = ATOMIC_INIT(0);
  *	a rendezvous already arrived may be pulled right there
  * @lock: guards @ops; irq-safe (completions come from any context)
  * @work: starts rounds and withdraws steps in process context
+ * @start: queues @work on its CPU a while after the ioctl handed off
  * @steps: the checked copy of the caller's steps
  * @ops: per step, its operation while it is in flight (referenced)
  */
@@ -122,6 +147,7 @@ struct kprog_sched {
 	bool in_worker;
 	spinlock_t lock;	/* @ops */
 	struct work_struct work;
+	struct hrtimer start;
 	struct kprog_coll_step *steps;
 	struct kprog_op **ops;
 };
@@ -154,14 +180,36 @@ static void kprog_sched_kick(struct kprog_sched *s)
 }
 
 /*
+ * A CPU other than the caller's for work its call hands off: one of the
+ * process's (kprog_ep_other_cpu()), else, for a process bound to the
+ * caller's CPU alone (mpirun binds each rank to a core), the first other
+ * online CPU that does unbound work, where the unbound queue might have
+ * run it anyway but would as likely have woken it on the caller's CPU.
+ * -1: none (one CPU).
+ */
+static int kprog_sched_beside_cpu(struct kprog_ep *ep)
+{
+	int self = raw_smp_processor_id();
+	int cpu = kprog_ep_other_cpu(ep);
+
+	if (cpu >= 0)
+		return cpu;
+	for_each_cpu_wrap(cpu, cpu_online_mask, (self + 1) % nr_cpu_ids) {
+		if (cpu != self && housekeeping_test_cpu(cpu, HK_TYPE_WQ) &&
+		    housekeeping_test_cpu(cpu, HK_TYPE_DOMAIN))
+			return cpu;
+	}
+	return -1;
+}
+
+/*
  * Queue the work item from the process's own call (the ioctl), on another
- * CPU of the process: a high-priority worker on the caller's CPU would
- * preempt the caller inside the call, which would then last as long as
- * the round's copies (kprog_ep_other_cpu()).
+ * CPU: a high-priority worker on the caller's CPU would preempt the caller
+ * inside the call, which would then last as long as the round's copies.
  */
 static void kprog_sched_kick_beside(struct kprog_sched *s)
 {
-	int cpu = kprog_ep_other_cpu(s->ep);
+	int cpu = kprog_sched_beside_cpu(s->ep);
 	bool queued;
 
 	refcount_inc(&s->ref);
@@ -171,6 +219,35 @@ static void kprog_sched_kick_beside(struct kprog_sched *s)
 		queued = queue_work(kprog_coll_wq, &s->work);
 	if (!queued)
 		refcount_dec(&s->ref);	/* queued already: it holds one */
+}
+
+/* Hard interrupt on the CPU that armed it: the reference passes on. */
+static enum hrtimer_restart kprog_sched_start_fire(struct hrtimer *t)
+{
+	struct kprog_sched *s = container_of(t, struct kprog_sched, start);
+
+	/* On this CPU: the work item runs only after this returns. */
+	if (!queue_work_on(smp_processor_id(), kprog_coll_near_wq, &s->work))
+		refcount_dec(&s->ref);	/* queued already: it holds one */
+	atomic_dec(&kprog_coll_timers);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * The ioctl hands the round over: its work item starts after
+ * coll_start_delay_us on the caller's CPU, or at once beside it.
+ */
+static void kprog_sched_kick_handoff(struct kprog_sched *s)
+{
+	unsigned int us = min(READ_ONCE(kprog_coll_start_delay_us), 10000U);
+
+	if (!us) {
+		kprog_sched_kick_beside(s);
+		return;
+	}
+	refcount_inc(&s->ref);
+	atomic_inc(&kprog_coll_timers);
+	hrtimer_start(&s->start, us * NSEC_PER_USEC, HRTIMER_MODE_REL_PINNED);
 }
 
 /* Record the first failure; true if @err is it. */
@@ -447,10 +524,30 @@ static bool kprog_step_is_local(const struct kprog_coll_step *st)
 }
 
 /*
+ * Whether the ioctl leaves step @st, and the rest of its round, to the work
+ * item: a COPY or REDUCE of more than KPROG_COLL_INLINE bytes, and a SEND
+ * or RECV of one block above the eager limit (a rendezvous). Starting a
+ * rendezvous in the call costs its matching, the transfer's set-up and a
+ * worker's wake-up (often on the CPU of the peer, which posts the same
+ * collective at the same moment and then pays for that worker inside its
+ * own call); the work item does all of it, and pulls what arrived itself,
+ * while the process computes. Eager steps and iovec ones (whose byte
+ * count is known only once imported) stay in the call.
+ */
+static bool kprog_step_is_long(const struct kprog_sched *s,
+			       const struct kprog_coll_step *st)
+{
+	if (kprog_step_is_local(st))
+		return st->len > KPROG_COLL_INLINE;
+	return !(st->flags & KPROG_STEP_IOV) &&
+	       st->len > s->ep->job->eager_limit;
+}
+
+/*
  * Start the steps of the round [@next, @end) from @cur on: its SEND and
  * RECV steps first, then its COPY and REDUCE steps. The ioctl stops at a
- * long local step and hands the rest of the round, with its bias, to the
- * work item.
+ * long step (kprog_step_is_long()) and hands the rest of the round, with
+ * its bias, to the work item.
  *
  * Return: false when the work item continues the round.
  */
@@ -471,9 +568,9 @@ static bool kprog_sched_round(struct kprog_sched *s)
 		st = &s->steps[s->cur];
 		if (kprog_step_is_local(st) != s->local)
 			continue;
-		if (s->local && !s->in_worker && st->len > KPROG_COLL_INLINE) {
+		if (!s->in_worker && kprog_step_is_long(s, st)) {
 			WRITE_ONCE(s->handoff, true);
-			kprog_sched_kick_beside(s);
+			kprog_sched_kick_handoff(s);
 			return false;
 		}
 		err = kprog_sched_step(s, s->cur);
@@ -651,6 +748,8 @@ static struct kprog_sched *kprog_sched_new(struct kprog_ep *ep,
 	s->nr_steps = uc->nr_steps;
 	spin_lock_init(&s->lock);
 	INIT_WORK(&s->work, kprog_sched_work);
+	hrtimer_init(&s->start, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
+	s->start.function = kprog_sched_start_fire;
 	s->steps = kvmalloc_array(s->nr_steps, sizeof(*s->steps),
 				  GFP_KERNEL_ACCOUNT);
 	s->ops = kvcalloc(s->nr_steps, sizeof(*s->ops), GFP_KERNEL_ACCOUNT);
@@ -779,6 +878,9 @@ int kprog_coll_init(void)
  */
 void kprog_coll_exit(void)
 {
+	/* Each fires within coll_start_delay_us and then queues its work. */
+	while (atomic_read(&kprog_coll_timers))
+		msleep(20);
 	destroy_workqueue(kprog_coll_near_wq);
 	destroy_workqueue(kprog_coll_wq);
 	if (atomic_read(&kprog_live_scheds))
