@@ -110,8 +110,8 @@ static atomic_t kprog_coll_timers = ATOMIC_INIT(0);
  *	round; this and the next four under ep->coll_mutex
  * @end: the end of the round being started
  * @cur: the next step of the round's pass
- * @local: the round's second pass (COPY and REDUCE) runs; the first
- *	starts its SEND and RECV steps
+ * @pass: the pass of the round being run: its RECV steps, then its SEND
+ *	steps, then its COPY and REDUCE steps (kprog_step_pass())
  * @in_round: the round at @next is being started: @pending holds the
  *	runner's bias (also across a hand-off from the ioctl to the work
  *	item)
@@ -139,7 +139,7 @@ struct kprog_sched {
 	u32 next;
 	u32 end;
 	u32 cur;
-	bool local;
+	u8 pass;
 	bool in_round;
 	atomic_t pending;
 	int err;
@@ -544,10 +544,26 @@ static bool kprog_step_is_long(const struct kprog_sched *s,
 }
 
 /*
- * Start the steps of the round [@next, @end) from @cur on: its SEND and
- * RECV steps first, then its COPY and REDUCE steps. The ioctl stops at a
- * long step (kprog_step_is_long()) and hands the rest of the round, with
- * its bias, to the work item.
+ * The pass of a round that starts a step: receives first, so that a peer's
+ * send finds them posted (a send started by the work item then moves its
+ * bytes itself, msg->poster_waits: two ranks whose work items run at once
+ * each move what they send, in parallel, rather than one of them finding
+ * both halves and moving both), then sends, then the local steps, which
+ * run while the transfers are under way.
+ */
+#define KPROG_PASS_LOCAL	2
+static u8 kprog_step_pass(const struct kprog_coll_step *st)
+{
+	if (kprog_step_is_local(st))
+		return KPROG_PASS_LOCAL;
+	return st->kind == KPROG_STEP_SEND;
+}
+
+/*
+ * Start the steps of the round [@next, @end) from @cur on, in passes
+ * (kprog_step_pass()). The ioctl stops at a long step
+ * (kprog_step_is_long()) and hands the rest of the round, with its bias,
+ * to the work item.
  *
  * Return: false when the work item continues the round.
  */
@@ -558,15 +574,15 @@ static bool kprog_sched_round(struct kprog_sched *s)
 
 	for (;; s->cur++) {
 		if (s->cur == s->end) {
-			if (s->local)
+			if (s->pass == KPROG_PASS_LOCAL)
 				return true;
-			s->local = true;
+			s->pass++;
 			s->cur = s->next;
 		}
 		if (READ_ONCE(s->err))
 			return true;
 		st = &s->steps[s->cur];
-		if (kprog_step_is_local(st) != s->local)
+		if (kprog_step_pass(st) != s->pass)
 			continue;
 		if (!s->in_worker && kprog_step_is_long(s, st)) {
 			WRITE_ONCE(s->handoff, true);
@@ -603,7 +619,7 @@ static bool kprog_sched_run(struct kprog_sched *s)
 				;
 			s->end = end;
 			s->cur = s->next;
-			s->local = false;
+			s->pass = 0;
 			s->in_round = true;
 			atomic_set(&s->pending, 1);
 		}
