@@ -124,6 +124,8 @@ static atomic_t kprog_coll_timers = ATOMIC_INIT(0);
  * @lock: guards @ops; irq-safe (completions come from any context)
  * @work: starts rounds and withdraws steps in process context
  * @start: queues @work on its CPU a while after the ioctl handed off
+ * @home: the CPU the ioctl ran on, where the work item runs the rounds
+ *	that completions start (-1: unbound, the CPU does no unbound work)
  * @steps: the checked copy of the caller's steps
  * @ops: per step, its operation while it is in flight (referenced)
  */
@@ -148,6 +150,7 @@ struct kprog_sched {
 	spinlock_t lock;	/* @ops */
 	struct work_struct work;
 	struct hrtimer start;
+	int home;
 	struct kprog_coll_step *steps;
 	struct kprog_op **ops;
 };
@@ -174,8 +177,22 @@ static void kprog_sched_put(struct kprog_sched *s)
 /* Queue the work item, with a reference of its own. Any context. */
 static void kprog_sched_kick(struct kprog_sched *s)
 {
+	int cpu = READ_ONCE(s->home);
+	bool queued;
+
 	refcount_inc(&s->ref);
-	if (!queue_work(kprog_coll_wq, &s->work))
+	/*
+	 * On the CPU its process posted it from: each rank's rounds run
+	 * beside that rank's computation, in parallel with its peers' on
+	 * theirs. An unbound worker is woken on the CPU of whoever completed
+	 * the round (often a peer's worker), and one rank's rounds then wait
+	 * behind the other's, as long as that CPU is busy.
+	 */
+	if (cpu >= 0 && cpu_online(cpu))
+		queued = queue_work_on(cpu, kprog_coll_near_wq, &s->work);
+	else
+		queued = queue_work(kprog_coll_wq, &s->work);
+	if (!queued)
 		refcount_dec(&s->ref);	/* queued already: it holds one */
 }
 
@@ -765,6 +782,10 @@ static struct kprog_sched *kprog_sched_new(struct kprog_ep *ep,
 	spin_lock_init(&s->lock);
 	INIT_WORK(&s->work, kprog_sched_work);
 	hrtimer_init(&s->start, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
+	s->home = raw_smp_processor_id();
+	if (!housekeeping_test_cpu(s->home, HK_TYPE_WQ) ||
+	    !housekeeping_test_cpu(s->home, HK_TYPE_DOMAIN))
+		s->home = -1;
 	s->start.function = kprog_sched_start_fire;
 	s->steps = kvmalloc_array(s->nr_steps, sizeof(*s->steps),
 				  GFP_KERNEL_ACCOUNT);
