@@ -242,9 +242,18 @@ static void kprog_sched_kick_beside(struct kprog_sched *s)
 static enum hrtimer_restart kprog_sched_start_fire(struct hrtimer *t)
 {
 	struct kprog_sched *s = container_of(t, struct kprog_sched, start);
+	bool queued;
 
-	/* On this CPU: the work item runs only after this returns. */
-	if (!queue_work_on(smp_processor_id(), kprog_coll_near_wq, &s->work))
+	/*
+	 * On this CPU (the work item runs only after this returns), unless
+	 * the CPU is isolated: then unbound, as the completions' rounds.
+	 */
+	if (s->home >= 0)
+		queued = queue_work_on(smp_processor_id(), kprog_coll_near_wq,
+				       &s->work);
+	else
+		queued = queue_work(kprog_coll_wq, &s->work);
+	if (!queued)
 		refcount_dec(&s->ref);	/* queued already: it holds one */
 	atomic_dec(&kprog_coll_timers);
 	return HRTIMER_NORESTART;
