@@ -8,9 +8,10 @@
  *   post      the ioctl copies and checks the steps, then runs rounds
  *             itself until one must wait for a message (or all are done:
  *             the ioctl returns the completion, nothing goes to the ring);
- *             a copy or reduction of more than KPROG_COLL_INLINE bytes it
- *             leaves to the work item, so that the call stays cheap and
- *             the bytes move while the process computes
+ *             a copy or reduction of more than KPROG_COLL_INLINE bytes,
+ *             or a rendezvous-sized send or receive, it leaves to the work
+ *             item (on another CPU), so that the call stays cheap and the
+ *             bytes move while the process computes
  *   order     a round's sends and receives start before its copies and
  *             reductions (a round's steps are independent), so that its
  *             transfers are under way while the starter works
@@ -44,6 +45,10 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/kthread.h>
+#include <linux/hrtimer.h>
+#include <linux/delay.h>
+#include <linux/moduleparam.h>
+#include <linux/sched/isolation.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 #include <linux/kprog.h>
@@ -69,6 +74,25 @@ static struct workqueue_struct *kprog_coll_near_wq;
 /* Live schedules, checked at unload to catch leaks. */
 static atomic_t kprog_live_scheds = ATOMIC_INIT(0);
 
+/*
+ * What the ioctl hands off starts this long after the call, on the
+ * caller's CPU (0: at once, on another CPU). Two ranks post a collective
+ * at the same moment (after a barrier, in lockstep codes); work woken on
+ * a CPU whose rank is still inside its call preempts it there (the
+ * worker's high priority, at the call's next might_sleep() or its return
+ * to user space), and the call then lasts as long as the round: so the
+ * round starts once the caller has returned and computes, on its own CPU,
+ * where it preempts the computation instead. Under emulation the return
+ * takes tens of microseconds, natively about one.
+ */
+unsigned int kprog_coll_start_delay_us = 100;
+module_param_named(coll_start_delay_us, kprog_coll_start_delay_us, uint, 0644);
+MODULE_PARM_DESC(coll_start_delay_us,
+		 "Microseconds after the call that a collective's handed-off round starts on the caller's CPU, 0 = at once on another CPU, <= 10000 (default 100)");
+
+/* Armed start timers: unload waits for them (they fire within the delay). */
+static atomic_t kprog_coll_timers = ATOMIC_INIT(0);
+
 /**
  * struct kprog_sched - a collective schedule being run
  * @ref: one while it runs (dropped when it ends), one per queued work
@@ -86,8 +110,8 @@ static atomic_t kprog_live_scheds = ATOMIC_INIT(0);
  *	round; this and the next four under ep->coll_mutex
  * @end: the end of the round being started
  * @cur: the next step of the round's pass
- * @local: the round's second pass (COPY and REDUCE) runs; the first
- *	starts its SEND and RECV steps
+ * @pass: the pass of the round being run: its RECV steps, then its SEND
+ *	steps, then its COPY and REDUCE steps (kprog_step_pass())
  * @in_round: the round at @next is being started: @pending holds the
  *	runner's bias (also across a hand-off from the ioctl to the work
  *	item)
@@ -99,6 +123,9 @@ static atomic_t kprog_live_scheds = ATOMIC_INIT(0);
  *	a rendezvous already arrived may be pulled right there
  * @lock: guards @ops; irq-safe (completions come from any context)
  * @work: starts rounds and withdraws steps in process context
+ * @start: queues @work on its CPU a while after the ioctl handed off
+ * @home: the CPU the ioctl ran on, where the work item runs the rounds
+ *	that completions start (-1: unbound, the CPU does no unbound work)
  * @steps: the checked copy of the caller's steps
  * @ops: per step, its operation while it is in flight (referenced)
  */
@@ -114,7 +141,7 @@ struct kprog_sched {
 	u32 next;
 	u32 end;
 	u32 cur;
-	bool local;
+	u8 pass;
 	bool in_round;
 	atomic_t pending;
 	int err;
@@ -122,6 +149,8 @@ struct kprog_sched {
 	bool in_worker;
 	spinlock_t lock;	/* @ops */
 	struct work_struct work;
+	struct hrtimer start;
+	int home;
 	struct kprog_coll_step *steps;
 	struct kprog_op **ops;
 };
@@ -148,20 +177,56 @@ static void kprog_sched_put(struct kprog_sched *s)
 /* Queue the work item, with a reference of its own. Any context. */
 static void kprog_sched_kick(struct kprog_sched *s)
 {
+	int cpu = READ_ONCE(s->home);
+	bool queued;
+
 	refcount_inc(&s->ref);
-	if (!queue_work(kprog_coll_wq, &s->work))
+	/*
+	 * On the CPU its process posted it from: each rank's rounds run
+	 * beside that rank's computation, in parallel with its peers' on
+	 * theirs. An unbound worker is woken on the CPU of whoever completed
+	 * the round (often a peer's worker), and one rank's rounds then wait
+	 * behind the other's, as long as that CPU is busy.
+	 */
+	if (cpu >= 0 && cpu_online(cpu))
+		queued = queue_work_on(cpu, kprog_coll_near_wq, &s->work);
+	else
+		queued = queue_work(kprog_coll_wq, &s->work);
+	if (!queued)
 		refcount_dec(&s->ref);	/* queued already: it holds one */
 }
 
 /*
+ * A CPU other than the caller's for work its call hands off: one of the
+ * process's (kprog_ep_other_cpu()), else, for a process bound to the
+ * caller's CPU alone (mpirun binds each rank to a core), the first other
+ * online CPU that does unbound work, where the unbound queue might have
+ * run it anyway but would as likely have woken it on the caller's CPU.
+ * -1: none (one CPU).
+ */
+static int kprog_sched_beside_cpu(struct kprog_ep *ep)
+{
+	int self = raw_smp_processor_id();
+	int cpu = kprog_ep_other_cpu(ep);
+
+	if (cpu >= 0)
+		return cpu;
+	for_each_cpu_wrap(cpu, cpu_online_mask, (self + 1) % nr_cpu_ids) {
+		if (cpu != self && housekeeping_test_cpu(cpu, HK_TYPE_WQ) &&
+		    housekeeping_test_cpu(cpu, HK_TYPE_DOMAIN))
+			return cpu;
+	}
+	return -1;
+}
+
+/*
  * Queue the work item from the process's own call (the ioctl), on another
- * CPU of the process: a high-priority worker on the caller's CPU would
- * preempt the caller inside the call, which would then last as long as
- * the round's copies (kprog_ep_other_cpu()).
+ * CPU: a high-priority worker on the caller's CPU would preempt the caller
+ * inside the call, which would then last as long as the round's copies.
  */
 static void kprog_sched_kick_beside(struct kprog_sched *s)
 {
-	int cpu = kprog_ep_other_cpu(s->ep);
+	int cpu = kprog_sched_beside_cpu(s->ep);
 	bool queued;
 
 	refcount_inc(&s->ref);
@@ -171,6 +236,44 @@ static void kprog_sched_kick_beside(struct kprog_sched *s)
 		queued = queue_work(kprog_coll_wq, &s->work);
 	if (!queued)
 		refcount_dec(&s->ref);	/* queued already: it holds one */
+}
+
+/* Hard interrupt on the CPU that armed it: the reference passes on. */
+static enum hrtimer_restart kprog_sched_start_fire(struct hrtimer *t)
+{
+	struct kprog_sched *s = container_of(t, struct kprog_sched, start);
+	bool queued;
+
+	/*
+	 * On this CPU (the work item runs only after this returns), unless
+	 * the CPU is isolated: then unbound, as the completions' rounds.
+	 */
+	if (s->home >= 0)
+		queued = queue_work_on(smp_processor_id(), kprog_coll_near_wq,
+				       &s->work);
+	else
+		queued = queue_work(kprog_coll_wq, &s->work);
+	if (!queued)
+		refcount_dec(&s->ref);	/* queued already: it holds one */
+	atomic_dec(&kprog_coll_timers);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * The ioctl hands the round over: its work item starts after
+ * coll_start_delay_us on the caller's CPU, or at once beside it.
+ */
+static void kprog_sched_kick_handoff(struct kprog_sched *s)
+{
+	unsigned int us = min(READ_ONCE(kprog_coll_start_delay_us), 10000U);
+
+	if (!us) {
+		kprog_sched_kick_beside(s);
+		return;
+	}
+	refcount_inc(&s->ref);
+	atomic_inc(&kprog_coll_timers);
+	hrtimer_start(&s->start, us * NSEC_PER_USEC, HRTIMER_MODE_REL_PINNED);
 }
 
 /* Record the first failure; true if @err is it. */
@@ -447,10 +550,46 @@ static bool kprog_step_is_local(const struct kprog_coll_step *st)
 }
 
 /*
- * Start the steps of the round [@next, @end) from @cur on: its SEND and
- * RECV steps first, then its COPY and REDUCE steps. The ioctl stops at a
- * long local step and hands the rest of the round, with its bias, to the
- * work item.
+ * Whether the ioctl leaves step @st, and the rest of its round, to the work
+ * item: a COPY or REDUCE of more than KPROG_COLL_INLINE bytes, and a SEND
+ * or RECV of one block above the eager limit (a rendezvous). Starting a
+ * rendezvous in the call costs its matching, the transfer's set-up and a
+ * worker's wake-up (often on the CPU of the peer, which posts the same
+ * collective at the same moment and then pays for that worker inside its
+ * own call); the work item does all of it, and pulls what arrived itself,
+ * while the process computes. Eager steps and iovec ones (whose byte
+ * count is known only once imported) stay in the call.
+ */
+static bool kprog_step_is_long(const struct kprog_sched *s,
+			       const struct kprog_coll_step *st)
+{
+	if (kprog_step_is_local(st))
+		return st->len > KPROG_COLL_INLINE;
+	return !(st->flags & KPROG_STEP_IOV) &&
+	       st->len > s->ep->job->eager_limit;
+}
+
+/*
+ * The pass of a round that starts a step: receives first, so that a peer's
+ * send finds them posted (a send started by the work item then moves its
+ * bytes itself, msg->poster_waits: two ranks whose work items run at once
+ * each move what they send, in parallel, rather than one of them finding
+ * both halves and moving both), then sends, then the local steps, which
+ * run while the transfers are under way.
+ */
+#define KPROG_PASS_LOCAL	2
+static u8 kprog_step_pass(const struct kprog_coll_step *st)
+{
+	if (kprog_step_is_local(st))
+		return KPROG_PASS_LOCAL;
+	return st->kind == KPROG_STEP_SEND;
+}
+
+/*
+ * Start the steps of the round [@next, @end) from @cur on, in passes
+ * (kprog_step_pass()). The ioctl stops at a long step
+ * (kprog_step_is_long()) and hands the rest of the round, with its bias,
+ * to the work item.
  *
  * Return: false when the work item continues the round.
  */
@@ -461,19 +600,19 @@ static bool kprog_sched_round(struct kprog_sched *s)
 
 	for (;; s->cur++) {
 		if (s->cur == s->end) {
-			if (s->local)
+			if (s->pass == KPROG_PASS_LOCAL)
 				return true;
-			s->local = true;
+			s->pass++;
 			s->cur = s->next;
 		}
 		if (READ_ONCE(s->err))
 			return true;
 		st = &s->steps[s->cur];
-		if (kprog_step_is_local(st) != s->local)
+		if (kprog_step_pass(st) != s->pass)
 			continue;
-		if (s->local && !s->in_worker && st->len > KPROG_COLL_INLINE) {
+		if (!s->in_worker && kprog_step_is_long(s, st)) {
 			WRITE_ONCE(s->handoff, true);
-			kprog_sched_kick_beside(s);
+			kprog_sched_kick_handoff(s);
 			return false;
 		}
 		err = kprog_sched_step(s, s->cur);
@@ -506,7 +645,7 @@ static bool kprog_sched_run(struct kprog_sched *s)
 				;
 			s->end = end;
 			s->cur = s->next;
-			s->local = false;
+			s->pass = 0;
 			s->in_round = true;
 			atomic_set(&s->pending, 1);
 		}
@@ -651,6 +790,12 @@ static struct kprog_sched *kprog_sched_new(struct kprog_ep *ep,
 	s->nr_steps = uc->nr_steps;
 	spin_lock_init(&s->lock);
 	INIT_WORK(&s->work, kprog_sched_work);
+	hrtimer_init(&s->start, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
+	s->home = raw_smp_processor_id();
+	if (!housekeeping_test_cpu(s->home, HK_TYPE_WQ) ||
+	    !housekeeping_test_cpu(s->home, HK_TYPE_DOMAIN))
+		s->home = -1;
+	s->start.function = kprog_sched_start_fire;
 	s->steps = kvmalloc_array(s->nr_steps, sizeof(*s->steps),
 				  GFP_KERNEL_ACCOUNT);
 	s->ops = kvcalloc(s->nr_steps, sizeof(*s->ops), GFP_KERNEL_ACCOUNT);
@@ -779,6 +924,9 @@ int kprog_coll_init(void)
  */
 void kprog_coll_exit(void)
 {
+	/* Each fires within coll_start_delay_us and then queues its work. */
+	while (atomic_read(&kprog_coll_timers))
+		msleep(20);
 	destroy_workqueue(kprog_coll_near_wq);
 	destroy_workqueue(kprog_coll_wq);
 	if (atomic_read(&kprog_live_scheds))

@@ -19,6 +19,7 @@ struct kprog_coll_step;
 
 extern unsigned int kprog_max_coll_steps;
 extern unsigned int kprog_max_colls;
+extern unsigned int kprog_coll_start_delay_us;
 
 int kprog_coll_post(struct kprog_ep *ep, struct kprog_coll *uc);
 void kprog_coll_close(struct kprog_ep *ep);

@@ -60,6 +60,8 @@ static int coll(struct kt_ep *e, const struct kprog_coll_step *steps, u32 n,
 	};
 	int err = kt_ioctl(e, KPROG_IOC_COLL, &c);
 
+	/* A round the call handed off is queued once its start timer fires. */
+	mock_time_advance((u64)kprog_coll_start_delay_us * NSEC_PER_USEC);
 	if (out)
 		*out = c;
 	return err;
@@ -541,6 +543,64 @@ TEST(coll__shorter_rendezvous_is_emsgsize_too)
 	EXPECT_CQE(b, 2, 0, 0);		/* the sender's part went well */
 }
 
+TEST(coll__rendezvous_step_starts_in_the_worker_not_the_call)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kprog_eager_limit = 64;
+	kt_pair(&a, &b);
+	kt_fill(sb[0], 8, 7);
+	kt_fill(sb[1], BIG, 8);
+	memset(rb, 0, sizeof(rb));
+	st[0] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, 8);	/* eager */
+	st[1] = step(KPROG_STEP_SEND, 0, 1, sb[1], NULL, BIG);
+	st[2] = step(KPROG_STEP_RECV, 0, 0, NULL, rb[0], 8);
+	st[3] = step(KPROG_STEP_RECV, 0, 0, NULL, rb[1], BIG);
+	ASSERT_OK(coll(a, st, 2, 1, 1, &c));
+	EXPECT_EQ(c.done, 0);
+	EXPECT_EQ(kt_nr_rndv(a), 0);		/* left to the worker */
+	EXPECT_EQ(mock_work_queued(), 1);
+	ASSERT_OK(coll(b, st + 2, 2, 1, 2, &c));
+	EXPECT_EQ(c.done, 0);
+	EXPECT_EQ(mock_work_queued(), 2);	/* the receiver's too */
+	mock_run_work();
+	EXPECT_CQE(a, 1, 0, 0);
+	EXPECT_CQE(b, 2, 0, 0);
+	EXPECT_EQ(memcmp(rb[0], sb[0], 8), 0);
+	EXPECT_EQ(memcmp(rb[1], sb[1], BIG), 0);
+}
+
+/* The handed-off round starts after the call: on its CPU, or at once beside. */
+TEST(coll__handed_off_round_starts_after_the_call_on_its_cpu)
+{
+	struct kprog_coll c = {
+		.req_id = 1, .steps = (u64)(uintptr_t)st, .nr_steps = 1,
+		.context = CTX, .tag = 1,
+	};
+	struct kt_ep *a, *b;
+
+	kprog_eager_limit = 64;
+	mock_set_cpus(2, 1);
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, BIG);
+	ASSERT_OK(kt_ioctl(a, KPROG_IOC_COLL, &c));
+	EXPECT_EQ(c.done, 0);
+	EXPECT_EQ(mock_work_queued(), 0);	/* not before the delay */
+	mock_time_advance((u64)kprog_coll_start_delay_us * NSEC_PER_USEC);
+	EXPECT_EQ(mock_work_queued(), 1);
+	EXPECT_EQ(mock_work_cpu(), 1);		/* the caller's */
+	mock_run_work();
+	EXPECT_EQ(kt_nr_rndv(a), 1);
+	/* 0: at once, on the other CPU */
+	kprog_coll_start_delay_us = 0;
+	c.req_id = 2;
+	c.tag = 2;
+	ASSERT_OK(kt_ioctl(a, KPROG_IOC_COLL, &c));
+	EXPECT_EQ(mock_work_queued(), 1);
+	EXPECT_EQ(mock_work_cpu(), 0);
+}
+
 TEST(coll__failing_step_withdraws_the_others_of_its_round)
 {
 	struct kt_ep *e[3];
@@ -553,15 +613,19 @@ TEST(coll__failing_step_withdraws_the_others_of_its_round)
 	st[2] = step(KPROG_STEP_COPY, 0, 0, (void *)MOCK_BAD_UADDR, rb[1], 8);
 	st[3] = step(KPROG_STEP_RECV, 1, 2, NULL, rb[2], 8);
 	ASSERT_OK(coll(e[0], st, 4, 1, 1, &c));
+	/* The rendezvous send hands the rest of its round to the worker. */
+	EXPECT_EQ(c.done, 0);
 	mock_run_work();
-	EXPECT_EQ(c.done, 1);
-	EXPECT_ERR(c.cqe.error, -EFAULT);
+	EXPECT_CQE(e[0], 1, 0, -EFAULT);
 	EXPECT_EQ(kt_nr_ops(e[0]), 0);
 	EXPECT_EQ(e[0]->ep->nr_colls, 0);			/* internal */
 	/* The withdrawn send is gone from rank 2's queue. */
 	st[4] = step(KPROG_STEP_RECV, 0, 0, NULL, rb[3], BIG);
 	ASSERT_OK(coll(e[2], st + 4, 1, 1, 2, &c));
 	EXPECT_EQ(c.done, 0);
+	mock_run_work();
+	EXPECT_EQ(kt_ring_count(e[2]), 0);
+	EXPECT_EQ(e[2]->ep->nr_colls, 1);			/* internal */
 }
 
 TEST(coll__peer_lost_mid_schedule_is_econnreset)
@@ -600,7 +664,8 @@ TEST(coll__close_with_schedules_running_leaks_nothing)
 	/* A round handed to the worker when the close comes. */
 	st[2] = step(KPROG_STEP_SEND, 0, 0, sb[1], NULL, 8);
 	ASSERT_OK(coll(e[1], st + 2, 1, 2, 3, &c));
-	EXPECT_EQ(mock_work_queued(), 1);
+	/* the first's rendezvous send, handed off; the second's round over */
+	EXPECT_EQ(mock_work_queued(), 2);
 	kt_close(e[0]);
 	mock_run_work();
 	/* The fixture checks that nothing is left allocated or referenced. */
@@ -692,11 +757,17 @@ static int post_rndv(void *arg)
 	struct kprog_coll c;
 	int err;
 
+	struct kprog_cqe cq;
+
 	st[0] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, BIG);
 	err = coll(fail_ep, st, 1, 3, 3, &c);
-	if (err || !c.done)
+	if (err)
 		return err;
-	return c.cqe.error;
+	if (c.done)
+		return c.cqe.error;
+	/* The worker starts a rendezvous step; its failures end in the cqe. */
+	EXPECT_EQ(mock_run_work(), 1);
+	return kt_pop(fail_ep, &cq) ? cq.error : 0;
 }
 
 TEST(coll__allocation_failures_of_a_rendezvous_step_unwind)

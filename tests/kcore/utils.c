@@ -26,6 +26,7 @@ static unsigned int *const params[] = {
 	&kprog_max_job_size, &kprog_fast_limit, &kprog_chan_bytes,
 	&kprog_max_chans, &kprog_chan_mem_mib, &kprog_chan_shares, &kprog_max_grants, &kprog_dev_mode,
 	(unsigned int *)&kprog_dev_group, &kprog_max_coll_steps, &kprog_max_colls,
+	&kprog_coll_start_delay_us,
 };
 static unsigned int param_defaults[ARRAY_SIZE(params)];
 static bool param_defaults_saved;
