@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,31 @@ int kp_cgroup_cpus(void)
 	return kp_cgroup_cpus_at("/proc/self/cgroup", "/sys/fs/cgroup");
 }
 
+/*
+ * Parse the small /proc file open on @fd from its start with @fmt: true
+ * if all @want conversions matched. The callers keep the file open, so
+ * that a waiting rank pays one pread() per look, not an open and a close.
+ */
+__attribute__((format(scanf, 3, 4)))
+static bool scan_proc(int fd, int want, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+	ssize_t n;
+	int got;
+
+	if (fd < 0)
+		return false;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	va_start(ap, fmt);
+	got = vsscanf(buf, fmt, ap);
+	va_end(ap);
+	return got == want;
+}
+
 static int schedstat_fd = -1;
 
 bool kp_run_delay_open(void)
@@ -81,17 +107,9 @@ bool kp_run_delay_open(void)
  */
 uint64_t kp_run_delay_ns(void)
 {
-	char buf[96];
 	unsigned long long run, delay;
-	ssize_t n;
 
-	if (schedstat_fd < 0)
-		return UINT64_MAX;
-	n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return UINT64_MAX;
-	buf[n] = 0;
-	if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
+	if (!scan_proc(schedstat_fd, 2, "%llu %llu", &run, &delay))
 		return UINT64_MAX;
 	return delay;
 }
@@ -122,17 +140,9 @@ bool kp_cpu_queue_open(void)
 
 int kp_cpu_queue(void)
 {
-	char buf[128];
 	int running;
-	ssize_t n;
 
-	if (loadavg_fd < 0)
-		return INT32_MIN;
-	n = pread(loadavg_fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return INT32_MIN;
-	buf[n] = 0;
-	if (sscanf(buf, "%*s %*s %*s %d/", &running) != 1)
+	if (!scan_proc(loadavg_fd, 1, "%*s %*s %*s %d/", &running))
 		return INT32_MIN;
 	return running - (int)online_cpus;
 }
