@@ -14,7 +14,7 @@
 #include "ktest.h"
 
 #define CTX	0		/* the point-to-point tests' context too */
-#define BIG	(9 * PAGE_SIZE + 100)	/* rendezvous; COPY/REDUCE span chunks */
+#define BIG	(17 * PAGE_SIZE + 100)	/* rendezvous; COPY/REDUCE span chunks */
 
 static struct kprog_coll_step st[16];
 /* On page starts, so that the pinned-page tests choose page offsets. */
@@ -1210,7 +1210,7 @@ static void reduce_at(struct kt_ep *a, u8 dt, u8 op, u32 soff, u32 doff,
 {
 	static u8 want[BIG];
 	struct kprog_coll c;
-	u32 i, size = dts[dt].size, len = 8 * PAGE_SIZE + 96, n = len / size;
+	u32 i, size = dts[dt].size, len = 16 * PAGE_SIZE + 96, n = len / size;
 	long dirtied = mock_dirtied_pages;
 	u8 *x = sb[0] + soff, *y = rb[0] + doff;
 
