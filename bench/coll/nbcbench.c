@@ -19,12 +19,26 @@
  *   overlap  OSU's: 100 * (1 - (t_total - t_work) / t_pure), clamped to 0..100
  *
  * Each figure is the median over the iterations of the maximum over the
- * ranks. Rank 0 also reads /proc/stat around the work-based iterations:
- * the node's busy CPU time minus the ranks' own (getrusage) is CPU spent
- * outside the ranks (kernel workers, softirq: the module's progression
- * under kprog), per collective.
+ * ranks. Where the CPU went, per collective (sums over the ranks of the
+ * node, means over the iterations of a mode):
+ *   other_cpu  rank 0's /proc/stat: the node's busy time minus the ranks'
+ *              own (getrusage); jiffy resolution, and it includes
+ *              whatever else ran (mpirun, the guest's daemons)
+ *   kern       kprog.ko's own accounting (netlink GET_STATS, summed over
+ *              the CPUs): the time its work items (collective rounds,
+ *              copies and reductions, shared-memory pulls) and softirq
+ *              handlers ran; in this program every message the module
+ *              carries is a collective's. 0 without the module.
+ *   kern_max   the same on the CPU that had the most of it: with every
+ *              CPU computing, the rank there is slowed down by about that
+ *   rank_comm  the ranks' CPU time (getrusage: user + system, so the
+ *              COLL ioctl's own work counts here) minus their CPU time in
+ *              the work-alone iterations: the ranks' CPU spent on the
+ *              collective
  * One line per point: "coll size mode t_pure t_work t_total t_mpi
- * ovh_work overlap other_cpu" (times in us). Usage:
+ * ovh_work overlap other_cpu kern rank_comm kern_items kern_max t_start" (times in us;
+ * t_start: the MPI_I* call alone, part of t_mpi).
+ * Usage:
  *   nbcbench [--sizes 1K,16K,64K,256K,1M] [--iters N] [--colls iallreduce,ialltoall,ibcast]
  */
 #include <mpi.h>
@@ -34,6 +48,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#ifdef HAVE_KPROG_NL
+#include "kprog_nl.h"
+#endif
 
 static double now_us(void)
 {
@@ -132,6 +149,47 @@ static double node_busy_us(void)
 	return busy * 1e6 / 100.0;	/* USER_HZ */
 }
 
+#define MAXCPU 64
+
+/*
+ * kprog.ko's progression time so far, summed over the CPUs (us), and the
+ * number of work items and softirq runs in *@items; each CPU's time in
+ * @per_cpu (us, MAXCPU slots); 0 without the module (or built without
+ * libnl).
+ */
+static double kern_us(double *items, double *per_cpu)
+{
+	*items = 0;
+	memset(per_cpu, 0, sizeof(double) * MAXCPU);
+#ifdef HAVE_KPROG_NL
+	static struct kprog_nl *nl;
+	static int tried;
+	struct kprog_cpu_stats *st;
+	double ns = 0;
+	int n;
+
+	if (!tried) {
+		tried = 1;
+		if (kprog_nl_open(&nl, KPROG_FAMILY_KPROG))
+			nl = NULL;
+	}
+	if (!nl || kprog_nl_get_stats(nl, &st, &n))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (st[i].cpu < 0)
+			continue;
+		ns += st[i].v[KS_WORK_NS] + st[i].v[KS_TASKLET_NS];
+		if (st[i].cpu < MAXCPU)
+			per_cpu[st[i].cpu] = (st[i].v[KS_WORK_NS] + st[i].v[KS_TASKLET_NS]) / 1e3;
+		*items += st[i].v[KS_WORK_ITEMS] + st[i].v[KS_TASKLET_RUNS];
+	}
+	free(st);
+	return ns / 1e3;
+#else
+	return 0;
+#endif
+}
+
 static size_t parse_size(const char *s)
 {
 	char *e;
@@ -181,7 +239,7 @@ int main(int argc, char **argv)
 		MPI_Allreduce(MPI_IN_PLACE, &units_per_us, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
 	}
 	if (!rank)
-		printf("# coll size mode t_pure t_work t_total t_mpi ovh_work overlap other_cpu (us, np %d, median of %d)\n",
+		printf("# coll size mode t_pure t_work t_total t_mpi ovh_work overlap other_cpu kern rank_comm kern_items kern_max t_start (us, np %d, median of %d)\n",
 		       np, iters);
 	for (int c = C_IALLREDUCE; c <= C_IBCAST; c++) {
 		char *list, *tok, *save;
@@ -193,7 +251,8 @@ int main(int argc, char **argv)
 			struct bufs b = { .bytes = parse_size(tok), .n = np };
 			size_t total = c == C_IALLTOALL ? b.bytes * np : b.bytes;
 			double *v = malloc(sizeof(double) * iters), *v2 = malloc(sizeof(double) * iters);
-			double t_pure, t_work;
+			double *v3 = malloc(sizeof(double) * iters);
+			double t_pure, t_work, cpu_work;
 			uint64_t units;
 			MPI_Request req;
 
@@ -215,6 +274,7 @@ int main(int argc, char **argv)
 			t_pure = med_max(v, iters);
 			/* W: the work of t_pure at the rate measured once (see main) */
 			units = (uint64_t)(t_pure * units_per_us) + 1;
+			cpu_work = cpu_self_us();
 			for (int it = 0; it < iters; it++) {
 				double t0;
 
@@ -223,12 +283,18 @@ int main(int argc, char **argv)
 				work(units, NULL, 0, NULL);
 				v[it] = now_us() - t0;
 			}
+			cpu_work = cpu_self_us() - cpu_work;
+			MPI_Allreduce(MPI_IN_PLACE, &cpu_work, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 			t_work = med_max(v, iters);
 			for (int mode = 0; mode < 2; mode++) {
-				double busy0 = 0, cpu0, cpu, other, t_total, t_mpi, ovh, ovl;
+				double busy0 = 0, cpu0, cpu, other, t_total, t_mpi, t_start, ovh, ovl;
+				double kern0 = 0, items0 = 0, kern = 0, items = 0, kmax = 0;
+				double pc0[MAXCPU], pc[MAXCPU];
 
-				if (!rank)
+				if (!rank) {
 					busy0 = node_busy_us();
+					kern0 = kern_us(&items0, pc0);
+				}
 				cpu0 = cpu_self_us();
 				for (int it = 0; it < iters; it++) {
 					double t0, tm = 0, t1;
@@ -237,6 +303,7 @@ int main(int argc, char **argv)
 					t0 = now_us();
 					start(c, &b, &req);
 					tm += now_us() - t0;
+					v3[it] = tm;
 					work(units, &req, mode ? (units / 16 ? units / 16 : 1) : 0, &tm);
 					t1 = now_us();
 					MPI_Wait(&req, MPI_STATUS_IGNORE);
@@ -245,20 +312,30 @@ int main(int argc, char **argv)
 					v2[it] = tm;
 				}
 				cpu = cpu_self_us() - cpu0;
+				if (!rank) {
+					kern = kern_us(&items, pc) - kern0;
+					for (int k = 0; k < MAXCPU; k++)
+						if (pc[k] - pc0[k] > kmax)
+							kmax = pc[k] - pc0[k];
+				}
 				MPI_Allreduce(MPI_IN_PLACE, &cpu, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 				other = rank ? 0 : (node_busy_us() - busy0 - cpu) / iters;
 				t_total = med_max(v, iters);
 				t_mpi = med_max(v2, iters);
+				t_start = med_max(v3, iters);
 				ovh = t_total - t_work;
 				ovl = 100.0 * (1.0 - ovh / t_pure);
 				ovl = ovl < 0 ? 0 : ovl > 100 ? 100 : ovl;
 				if (!rank)
-					printf("%s %zu %s %.1f %.1f %.1f %.1f %.1f %.1f %.1f\n", cname[c],
-					       b.bytes, mode ? "test16" : "notest", t_pure, t_work,
-					       t_total, t_mpi, ovh, ovl, other < 0 ? 0 : other);
+					printf("%s %zu %s %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f\n",
+					       cname[c], b.bytes, mode ? "test16" : "notest", t_pure,
+					       t_work, t_total, t_mpi, ovh, ovl, other < 0 ? 0 : other,
+					       kern / iters, (cpu - cpu_work) / iters,
+					       (items - items0) / iters, kmax / iters, t_start);
 			}
 			free(v);
 			free(v2);
+			free(v3);
 			free(b.s);
 			free(b.r);
 		}

@@ -30,10 +30,14 @@
 #include "coll.h"
 
 /*
- * Bytes per chunk: a few pages, so that pinning and the rescheduling
- * point are not paid per page, and few pages pinned at a time.
+ * Bytes per chunk: 16 pages, so that pinning and the rescheduling point
+ * are not paid per page, and few pages pinned at a time (at most 17
+ * per operand, 136 bytes of pointers on the stack each). At 4 pages a
+ * COPY cost the module several times the time per byte of a
+ * shared-memory pull (umem.c: 64 pages a step) in NBCBench under
+ * emulation (docs/benchmarks-coll.md, "Work-based overhead").
  */
-#define KPROG_LOCAL_CHUNK	(4 * PAGE_SIZE)
+#define KPROG_LOCAL_CHUNK	(16 * PAGE_SIZE)
 /* Pages a chunk spans per operand when it does not start on a page. */
 #define KPROG_LOCAL_PAGES	(KPROG_LOCAL_CHUNK / PAGE_SIZE + 1)
 /* The largest element (the 16-byte pairs of MINLOC/MAXLOC). */

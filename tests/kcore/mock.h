@@ -103,6 +103,8 @@ bool mock_run_work_one(void);		/* the oldest item, if any */
 int mock_work_queued(void);
 /* The CPU the oldest queued item was queued on (WORK_CPU_UNBOUND: any). */
 int mock_work_cpu(void);
+/* The name of the workqueue the oldest queued item was queued on. */
+const char *mock_work_wq_name(void);
 /* @n CPUs online, the test runs on @cpu (reset: one CPU, CPU 0). */
 void mock_set_cpus(unsigned int n, int cpu);
 /* Housekeeping CPUs (housekeeping_test_cpu()); every CPU unless narrowed. */

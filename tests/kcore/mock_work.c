@@ -235,6 +235,13 @@ int mock_work_cpu(void)
 	return work_head->cpu;
 }
 
+const char *mock_work_wq_name(void)
+{
+	if (!work_head)
+		kt_fatal(__FILE__, __LINE__, "no work queued");
+	return work_head->wq->name;
+}
+
 static bool work_of_wq(struct mock_work *w, void *wq)
 {
 	return w->wq == wq;

@@ -15,7 +15,7 @@
 #include "ktest.h"
 
 #define CTX	0		/* the point-to-point tests' context too */
-#define BIG	(9 * PAGE_SIZE + 100)	/* rendezvous; COPY/REDUCE span chunks */
+#define BIG	(17 * PAGE_SIZE + 100)	/* rendezvous; COPY/REDUCE span chunks */
 
 static struct kprog_coll_step st[16];
 /* On page starts, so that the pinned-page tests choose page offsets. */
@@ -783,6 +783,248 @@ TEST(coll__allocation_failures_of_a_rendezvous_step_unwind)
 	EXPECT_EQ(kt_nr_rndv(a), 1);
 }
 
+/*
+ * Where the work goes (kprog_ep_other_cpu()). What the ioctl hands off (a
+ * long COPY) runs on the first CPU after the caller's that the process may
+ * use, online and doing housekeeping, on the bound high-priority queue: not
+ * in front of the caller. With no such CPU it goes to the unbound queue,
+ * and so does a round that a completion resumes.
+ */
+static int long_copy_queued_on(struct kt_ep *a, const char **wq)
+{
+	struct kprog_coll c;
+	int cpu;
+
+	kt_fill(sb[0], BIG, 7);
+	st[0] = step(KPROG_STEP_COPY, 0, 0, sb[0], rb[0], BIG);
+	if (!EXPECT_OK(coll(a, st, 1, 3, 30, &c)) || !EXPECT_EQ(c.done, 0) ||
+	    !EXPECT_EQ(mock_work_queued(), 1))
+		return -2;
+	cpu = mock_work_cpu();
+	*wq = mock_work_wq_name();
+	EXPECT_EQ(mock_run_work(), 1);
+	EXPECT_CQE(a, 30, 0, 0);
+	EXPECT(kt_check(rb[0], BIG, 7));
+	return cpu;
+}
+
+static void expect_beside(struct kt_ep *a, int caller, int cpu)
+{
+	const char *wq = "";
+
+	this_cpu_write(cpu_number, caller);
+	EXPECT_EQ(long_copy_queued_on(a, &wq), cpu);
+	EXPECT(!strcmp(wq, cpu == WORK_CPU_UNBOUND ? "kprog_coll" : "kprog_coll_near"));
+}
+
+TEST(coll__handoff_from_the_call_runs_on_another_cpu_of_the_rank)
+{
+	struct cpumask *allowed = &mock_default_proc->task.cpus_mask;
+	struct kt_ep *a, *b;
+
+	mock_set_cpus(4, 0);
+	kt_pair(&a, &b);
+	expect_beside(a, 0, 1);
+	expect_beside(a, 2, 3);
+	expect_beside(a, 3, 0);			/* wraps */
+	/* isolcpus=3: no housekeeping work there */
+	mock_housekeeping_cpus = ~BIT(3);
+	expect_beside(a, 2, 0);
+	mock_housekeeping_cpus = ~0UL;
+	/* CPU 0 went offline */
+	__cpu_online_mask.bits[0] &= ~BIT(0);
+	expect_beside(a, 3, 1);
+	__cpu_online_mask.bits[0] |= BIT(0);
+	/* the rank may run on CPUs 1 and 3 only (seen at the next WAIT) */
+	cpumask_clear(allowed);
+	cpumask_set_cpu(1, allowed);
+	cpumask_set_cpu(3, allowed);
+	ASSERT_OK(kt_wait(a, 0));
+	expect_beside(a, 1, 3);
+	expect_beside(a, 3, 1);
+	expect_beside(a, 2, 3);		/* called from elsewhere: still its own */
+	cpumask_setall(allowed);
+}
+
+/*
+ * One CPU allowed (taskset -c 2, or a one-CPU machine): no other CPU of the
+ * rank exists, so the work is unbound. The scheduler then places the worker
+ * wherever the unbound queues may run (wq_unbound_cpumask, not the rank's
+ * cpuset): on another CPU if one is idle, else it preempts someone,
+ * possibly this rank, as any high-priority kernel work would.
+ */
+TEST(coll__handoff_with_one_allowed_cpu_is_unbound)
+{
+	struct cpumask *allowed = &mock_default_proc->task.cpus_mask;
+	struct kt_ep *a, *b;
+
+	mock_set_cpus(4, 2);
+	cpumask_clear(allowed);
+	cpumask_set_cpu(2, allowed);
+	kt_pair(&a, &b);
+	expect_beside(a, 2, WORK_CPU_UNBOUND);
+	/* its one CPU isolated or elsewhere: unbound too, never bound there */
+	expect_beside(a, 1, 2);
+	mock_housekeeping_cpus = ~BIT(2);
+	expect_beside(a, 1, WORK_CPU_UNBOUND);
+	mock_housekeeping_cpus = ~0UL;
+	cpumask_setall(allowed);
+	/* a one-CPU machine */
+	mock_set_cpus(1, 0);
+	expect_beside(a, 0, WORK_CPU_UNBOUND);
+}
+
+TEST(coll__round_resumed_by_a_completion_is_unbound)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	mock_set_cpus(4, 1);
+	kt_pair(&a, &b);
+	kt_fill(sb[1], 64, 8);
+	kt_fill(sb[0], BIG, 9);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[1], 64);
+	st[1] = step(KPROG_STEP_COPY, 1, 0, sb[0], rb[0], BIG);
+	ASSERT_OK(coll(a, st, 2, 4, 40, &c));
+	EXPECT_EQ(c.done, 0);
+	EXPECT_EQ(mock_work_queued(), 0);
+	/* rank 1's send completes the receive inside rank 1's call */
+	st[2] = step(KPROG_STEP_SEND, 0, 0, sb[1], NULL, 64);
+	ASSERT_OK(coll(b, st + 2, 1, 4, 41, &c));
+	EXPECT_EQ(c.done, 1);
+	ASSERT_EQ(mock_work_queued(), 1);
+	EXPECT_EQ(mock_work_cpu(), WORK_CPU_UNBOUND);
+	EXPECT(!strcmp(mock_work_wq_name(), "kprog_coll"));
+	EXPECT_EQ(mock_run_work(), 1);		/* round 1's copy, in the worker */
+	EXPECT_CQE(a, 40, 0, 0);
+	EXPECT(kt_check(rb[1], 64, 8));
+	EXPECT(kt_check(rb[0], BIG, 9));
+}
+
+/*
+ * Messages of two outstanding schedules of one communicator (two tags)
+ * arrive in the opposite order to the schedules' posts, eager or
+ * rendezvous: each lands in its own schedule's buffer, and either schedule
+ * ends as soon as its own message is in.
+ */
+static void two_schedules_reversed(u64 len)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kprog_eager_limit = 64;
+	kt_pair(&a, &b);
+	kt_fill(sb[0], len, 11);
+	kt_fill(sb[1], len, 12);
+	memset(rb, 0, sizeof(rb));
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], len);
+	ASSERT_OK(coll(a, st, 1, 21, 1, &c));
+	EXPECT_EQ(c.done, 0);
+	st[1] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[1], len);
+	ASSERT_OK(coll(a, st + 1, 1, 22, 2, &c));
+	EXPECT_EQ(c.done, 0);
+	/* the second schedule's message first */
+	st[2] = step(KPROG_STEP_SEND, 0, 0, sb[1], NULL, len);
+	ASSERT_OK(coll(b, st + 2, 1, 22, 3, &c));
+	mock_run_work();
+	EXPECT_CQE(a, 2, 0, 0);
+	EXPECT_EQ(kt_ring_count(a), 0);		/* the first one still waits */
+	EXPECT(kt_check(rb[1], len, 12));
+	if (!c.done)
+		EXPECT_CQE(b, 3, 0, 0);
+	st[3] = step(KPROG_STEP_SEND, 0, 0, sb[0], NULL, len);
+	ASSERT_OK(coll(b, st + 3, 1, 21, 4, &c));
+	mock_run_work();
+	EXPECT_CQE(a, 1, 0, 0);
+	EXPECT(kt_check(rb[0], len, 11));
+	if (!c.done)
+		EXPECT_CQE(b, 4, 0, 0);
+	EXPECT_EQ(kt_nr_ops(a) + kt_nr_ops(b), 0);
+	EXPECT_EQ(a->ep->nr_colls + b->ep->nr_colls, 0);	/* internal */
+}
+
+TEST(coll__two_schedules_whose_messages_arrive_reversed_eager)
+{
+	two_schedules_reversed(48);
+}
+
+TEST(coll__two_schedules_whose_messages_arrive_reversed_rendezvous)
+{
+	two_schedules_reversed(BIG);
+}
+
+/* The queued pull runs while the closing peer waits for its transfers. */
+static void run_work_hook(void *arg)
+{
+	mock_run_work();
+}
+
+/*
+ * The peer leaves while a rendezvous step to it is in flight (its receive
+ * posted, the pull queued but not run): the schedule ends with -ECONNRESET
+ * and nothing stays pinned or allocated.
+ */
+TEST(coll__peer_lost_during_a_rendezvous_step)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kprog_eager_limit = 64;
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_RECV, 0, 0, NULL, rb[0], BIG);
+	ASSERT_OK(coll(b, st, 1, 5, 51, &c));
+	EXPECT_EQ(c.done, 0);
+	st[1] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, BIG);
+	st[2] = step(KPROG_STEP_RECV, 1, 1, NULL, rb[1], 8);
+	ASSERT_OK(coll(a, st + 1, 2, 5, 50, &c));
+	EXPECT_EQ(c.done, 0);
+	mock_schedule_hook = run_work_hook;
+	kt_close(b);			/* waits for the pull it stops */
+	mock_schedule_hook = NULL;
+	mock_run_work();
+	EXPECT_CQE(a, 50, 0, -ECONNRESET);
+	EXPECT_EQ(kt_nr_ops(a), 0);
+	EXPECT_EQ(a->ep->nr_colls, 0);				/* internal */
+	EXPECT_EQ(mock_pinned_pages, 0);
+}
+
+/*
+ * Allocation failures in a round the worker starts (round 1 after a long
+ * COPY: an eager SEND's message): the schedule's completion carries
+ * -ENOMEM, nothing stays held.
+ */
+static int post_worker_round(void *arg)
+{
+	struct kprog_coll c;
+	struct kprog_cqe cqe;
+	int err;
+
+	st[0] = step(KPROG_STEP_COPY, 0, 0, sb[0], rb[0], BIG);
+	st[1] = step(KPROG_STEP_SEND, 1, 1, sb[1], NULL, 32);
+	err = coll(fail_ep, st, 2, 6, 60, &c);
+	if (err)
+		return err;
+	EXPECT_EQ(c.done, 0);
+	mock_run_work();
+	if (!EXPECT(kt_pop(fail_ep, &cqe)))
+		return -EIO;
+	EXPECT_EQ(cqe.req_id, 60);
+	return cqe.error;
+}
+
+TEST(coll__allocation_failures_in_the_worker_s_round_unwind)
+{
+	struct kt_ep *a, *b;
+	int n;
+
+	kt_pair(&a, &b);
+	fail_ep = a;
+	/* schedule, steps, table, head op; in the worker: the message, its payload */
+	n = kt_each_alloc_failure(post_worker_round, nothing_held, NULL, -ENOMEM);
+	EXPECT_EQ(n, 6);
+	EXPECT_EQ(kt_src(b, 0)->held, 0);	/* a schedule's: not counted */
+}
+
 /* ---- the reductions against a plain C reference ---- */
 
 struct dt_desc {
@@ -1040,7 +1282,7 @@ static void reduce_at(struct kt_ep *a, u8 dt, u8 op, u32 soff, u32 doff,
 {
 	static u8 want[BIG];
 	struct kprog_coll c;
-	u32 i, size = dts[dt].size, len = 8 * PAGE_SIZE + 96, n = len / size;
+	u32 i, size = dts[dt].size, len = 16 * PAGE_SIZE + 96, n = len / size;
 	long dirtied = mock_dirtied_pages;
 	u8 *x = sb[0] + soff, *y = rb[0] + doff;
 
