@@ -784,11 +784,15 @@ TEST(coll__allocation_failures_of_a_rendezvous_step_unwind)
 }
 
 /*
- * Where the work goes (kprog_ep_other_cpu()). What the ioctl hands off (a
- * long COPY) runs on the first CPU after the caller's that the process may
- * use, online and doing housekeeping, on the bound high-priority queue: not
- * in front of the caller. With no such CPU it goes to the unbound queue,
- * and so does a round that a completion resumes.
+ * Where the work goes. By default what the ioctl hands off (a long COPY)
+ * starts coll_start_delay_us after the call on the caller's CPU
+ * (coll__handed_off_round_starts_after_the_call_on_its_cpu). With the delay
+ * at 0 it starts at once beside the caller (kprog_sched_beside_cpu()): on
+ * the first CPU after the caller's that the process may use, online and
+ * doing housekeeping, on the bound high-priority queue, not in front of the
+ * caller; for a process bound to one CPU, on the first other housekeeping
+ * CPU; on a one-CPU machine unbound. A round that a completion resumes
+ * runs on the schedule's home CPU, the one its ioctl ran on.
  */
 static int long_copy_queued_on(struct kt_ep *a, const char **wq)
 {
@@ -822,6 +826,7 @@ TEST(coll__handoff_from_the_call_runs_on_another_cpu_of_the_rank)
 	struct cpumask *allowed = &mock_default_proc->task.cpus_mask;
 	struct kt_ep *a, *b;
 
+	kprog_coll_start_delay_us = 0;
 	mock_set_cpus(4, 0);
 	kt_pair(&a, &b);
 	expect_beside(a, 0, 1);
@@ -847,26 +852,28 @@ TEST(coll__handoff_from_the_call_runs_on_another_cpu_of_the_rank)
 }
 
 /*
- * One CPU allowed (taskset -c 2, or a one-CPU machine): no other CPU of the
- * rank exists, so the work is unbound. The scheduler then places the worker
- * wherever the unbound queues may run (wq_unbound_cpumask, not the rank's
- * cpuset): on another CPU if one is idle, else it preempts someone,
- * possibly this rank, as any high-priority kernel work would.
+ * One CPU allowed (taskset -c 2, as mpirun's default binding): no other CPU
+ * of the rank exists, so an immediate hand-off goes to the first other
+ * housekeeping CPU, where the unbound queue might have run it anyway but
+ * would as likely have woken it on the caller's CPU, inside the call. On a
+ * one-CPU machine it is unbound.
  */
-TEST(coll__handoff_with_one_allowed_cpu_is_unbound)
+TEST(coll__handoff_with_one_allowed_cpu_goes_to_another_housekeeping_cpu)
 {
 	struct cpumask *allowed = &mock_default_proc->task.cpus_mask;
 	struct kt_ep *a, *b;
 
+	kprog_coll_start_delay_us = 0;
 	mock_set_cpus(4, 2);
 	cpumask_clear(allowed);
 	cpumask_set_cpu(2, allowed);
 	kt_pair(&a, &b);
-	expect_beside(a, 2, WORK_CPU_UNBOUND);
-	/* its one CPU isolated or elsewhere: unbound too, never bound there */
+	expect_beside(a, 2, 3);
+	/* called from elsewhere: its own CPU */
 	expect_beside(a, 1, 2);
+	/* its one CPU isolated: the next housekeeping one, never CPU 2 */
 	mock_housekeeping_cpus = ~BIT(2);
-	expect_beside(a, 1, WORK_CPU_UNBOUND);
+	expect_beside(a, 1, 3);
 	mock_housekeeping_cpus = ~0UL;
 	cpumask_setall(allowed);
 	/* a one-CPU machine */
@@ -874,12 +881,13 @@ TEST(coll__handoff_with_one_allowed_cpu_is_unbound)
 	expect_beside(a, 0, WORK_CPU_UNBOUND);
 }
 
-TEST(coll__round_resumed_by_a_completion_is_unbound)
+/* A resumed round runs on its home CPU; an isolated home: unbound. */
+static void resumed_round_runs_on(int home, int cpu, const char *wq)
 {
 	struct kt_ep *a, *b;
 	struct kprog_coll c;
 
-	mock_set_cpus(4, 1);
+	mock_set_cpus(4, home);
 	kt_pair(&a, &b);
 	kt_fill(sb[1], 64, 8);
 	kt_fill(sb[0], BIG, 9);
@@ -888,17 +896,30 @@ TEST(coll__round_resumed_by_a_completion_is_unbound)
 	ASSERT_OK(coll(a, st, 2, 4, 40, &c));
 	EXPECT_EQ(c.done, 0);
 	EXPECT_EQ(mock_work_queued(), 0);
-	/* rank 1's send completes the receive inside rank 1's call */
+	/* rank 1's send completes the receive inside rank 1's call, on CPU 0 */
+	this_cpu_write(cpu_number, 0);
 	st[2] = step(KPROG_STEP_SEND, 0, 0, sb[1], NULL, 64);
 	ASSERT_OK(coll(b, st + 2, 1, 4, 41, &c));
 	EXPECT_EQ(c.done, 1);
 	ASSERT_EQ(mock_work_queued(), 1);
-	EXPECT_EQ(mock_work_cpu(), WORK_CPU_UNBOUND);
-	EXPECT(!strcmp(mock_work_wq_name(), "kprog_coll"));
+	EXPECT_EQ(mock_work_cpu(), cpu);
+	EXPECT(!strcmp(mock_work_wq_name(), wq));
 	EXPECT_EQ(mock_run_work(), 1);		/* round 1's copy, in the worker */
 	EXPECT_CQE(a, 40, 0, 0);
 	EXPECT(kt_check(rb[1], 64, 8));
 	EXPECT(kt_check(rb[0], BIG, 9));
+}
+
+TEST(coll__round_resumed_by_a_completion_runs_on_its_home_cpu)
+{
+	resumed_round_runs_on(1, 1, "kprog_coll_near");
+}
+
+TEST(coll__round_resumed_by_a_completion_of_an_isolated_home_is_unbound)
+{
+	mock_housekeeping_cpus = ~BIT(1);
+	resumed_round_runs_on(1, WORK_CPU_UNBOUND, "kprog_coll");
+	mock_housekeeping_cpus = ~0UL;
 }
 
 /*
