@@ -100,9 +100,16 @@ _Static_assert((KP_SPIN_CLOCK_POLLS & (KP_SPIN_CLOCK_POLLS - 1)) == 0, "a power 
  * emulation): no yields for the next KP_SPIN_NOYIELD_NS, and a spin of at
  * most KP_SPIN_NOYIELD_SPIN_NS before sleeping.
  */
+/* #ifndef: a trial build may set them (-D, bench/apps/run-apps --shim columns) */
+#ifndef KP_SPIN_YIELD_LOST_NS
 #define KP_SPIN_YIELD_LOST_NS	500000ull
+#endif
+#ifndef KP_SPIN_NOYIELD_NS
 #define KP_SPIN_NOYIELD_NS	100000000ull
+#endif
+#ifndef KP_SPIN_NOYIELD_SPIN_NS
 #define KP_SPIN_NOYIELD_SPIN_NS	10000ull
+#endif
 
 /*
  * Past the shared-case limit, a wait sleeps only if some task of the
