@@ -712,7 +712,7 @@ static void kprog_ib_tx_work(struct work_struct *work)
 	off = tx->want;
 	if (off == U64_MAX || tx->state != KPROG_IB_TX_SENT ||
 	    conn->state == KPROG_IB_CS_DEAD || tx->waiting) {
-		left = kprog_ib_fence_leave(conn, tx);
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		spin_unlock_bh(&conn->lock);
 		goto out;
 	}
@@ -728,8 +728,11 @@ static void kprog_ib_tx_work(struct work_struct *work)
 		free = ch;
 		ch = NULL;
 	}
+	/* Only a pinned chunk waits for the wire; wnode serves one list. */
+	if (!ch)
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 	if (!out) {
-		left = kprog_ib_fence_leave(conn, tx);
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		kprog_ib_conn_fail_locked(conn, -ENOMEM);
 		spin_unlock_bh(&conn->lock);
 		goto out;
@@ -756,7 +759,7 @@ static void kprog_ib_tx_work(struct work_struct *work)
 
 	spin_lock_bh(&conn->lock);
 	if (conn->state == KPROG_IB_CS_DEAD || tx->state != KPROG_IB_TX_SENT) {
-		left = kprog_ib_fence_leave(conn, tx);
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		spin_unlock_bh(&conn->lock);
 		if (pin)
 			kprog_ib_pin_release(pin);
@@ -770,7 +773,7 @@ static void kprog_ib_tx_work(struct work_struct *work)
 	}
 	if (!ch) {
 		/* The sender's pages are gone: the receiver must give up. */
-		left = kprog_ib_fence_leave(conn, tx);
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		tx->err = err;
 		out->len = kprog_ib_put_desc(out->buf, tx->rid, NULL);
 	} else {
@@ -786,7 +789,7 @@ static void kprog_ib_tx_work(struct work_struct *work)
 			goto out;
 		}
 		/* Registered, or waiting for an MR: the wire may move again. */
-		left = kprog_ib_fence_leave(conn, tx);
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		if (err == -EAGAIN) {
 			kref_get(&tx->ref);
 			tx->waiting = true;
@@ -880,7 +883,7 @@ int kprog_ib_tx_done(struct kprog_ib_conn *conn,
 	if (ch)
 		kprog_ib_chunk_release(conn, ch, true);
 	if (m->type == KPROG_IB_FIN) {
-		left = kprog_ib_fence_leave(conn, tx);
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		tx->state = KPROG_IB_TX_FIN;
 		tx->fin_bytes = min(m->bytes, tx->env.len);
 		tx->fin_status = tx->err ?: kprog_ib_status(m->status);
