@@ -250,6 +250,12 @@ struct kprog_ib_rx {
  *	(struct kprog_ib_out), in order (L)
  * @read_wait: receiving transfers waiting to post a READ (L)
  * @mr_wait: sending transfers waiting for a free MR (L)
+ * @reg_alone: the device runs local work requests again when it
+ *	retransmits the requests before them (rxe): a REG_MR is posted only
+ *	with no request on the wire ahead of it ("Registration" in ib_rndv.c)
+ * @wire_out: SENDs, READs and WRITEs posted and not yet completed (L)
+ * @fence_wait: sending transfers waiting for @wire_out to reach 0 to
+ *	post their REG_MR; while any waits, no new wire request is posted (L)
  * @txs: sending transfers whose RTS went on this connection (L)
  * @rdvs: receiving transfers being pulled through it (L)
  * @credit_busy: @credit_out is posted (L)
@@ -300,6 +306,9 @@ struct kprog_ib_conn {
 	struct list_head backlog;
 	struct list_head read_wait;
 	struct list_head mr_wait;
+	bool reg_alone;
+	u32 wire_out;
+	struct list_head fence_wait;
 	struct list_head txs;
 	struct list_head rdvs;
 	bool credit_busy;
@@ -323,6 +332,8 @@ extern spinlock_t kprog_ib_conns_lock;
  *	(kprog_ib_rndv_conn_dead())
  * @node_lost: the node at the other end of @conn is lost
  *	(kprog_ib_node_lost())
+ * @wire_idle: nothing of @conn is on the wire any more and registrations
+ *	wait for that (kprog_ib_rndv_wire_idle()); under its lock
  *
  * Given to kprog_ib_conn_init() by the module's load (xport_ib.c), so
  * that the connection layer calls nothing of the receive path and the
@@ -333,6 +344,7 @@ struct kprog_ib_conn_upcalls {
 				 u32 len, bool inv, u32 inv_rkey);
 	void (*transfers_dead)(struct kprog_ib_conn *conn);
 	void (*node_lost)(struct kprog_ib_conn *conn);
+	void (*wire_idle)(struct kprog_ib_conn *conn);
 };
 
 int kprog_ib_conn_init(const struct kprog_ib_conn_upcalls *up);
@@ -345,6 +357,20 @@ void kprog_ib_conn_queue_locked(struct kprog_ib_conn *conn,
 				struct kprog_ib_out *out);
 void kprog_ib_conn_fail_locked(struct kprog_ib_conn *conn, int err);
 void kprog_ib_conn_kick(struct kprog_ib_conn *conn);
+void kprog_ib_conn_kick_locked(struct kprog_ib_conn *conn);
+void kprog_ib_conn_wire_done(struct kprog_ib_conn *conn);
+
+/**
+ * kprog_ib_conn_fenced() - may no new request go on the wire now?
+ * @conn: the connection, its lock held
+ *
+ * Return: true while a registration waits for the wire to be idle.
+ */
+static inline bool kprog_ib_conn_fenced(struct kprog_ib_conn *conn)
+{
+	return !list_empty(&conn->fence_wait);
+}
+
 int kprog_ib_conn_grant(struct kprog_ib_conn *conn, u16 credits);
 void kprog_ib_conn_fail(struct kprog_ib_conn *conn, int err);
 void kprog_ib_conn_dev_gone(struct ib_device *dev);
@@ -461,6 +487,7 @@ enum kprog_ib_tx_state {
  * @rid: the receiving side's id for that chunk
  * @next: offset of the next chunk to describe (conn lock)
  * @waiting: on a wait list (conn lock / budget lock)
+ * @fenced: on the connection's @fence_wait (conn lock)
  * @ch: at most two chunks held at once: the one being read and the next
  * @fin_bytes: from the FIN
  * @fin_status: from the FIN
@@ -484,6 +511,7 @@ struct kprog_ib_tx {
 	u64 rid;
 	u64 next;
 	bool waiting;
+	bool fenced;
 	struct kprog_ib_chunk ch[2];
 	u64 fin_bytes;
 	int fin_status;
@@ -562,6 +590,7 @@ int kprog_ib_rdv_desc(struct kprog_ib_conn *conn,
 int kprog_ib_pull(struct kprog_xfer *x, bool inline_ok);
 void kprog_ib_fin(struct kprog_msg *msg, u64 bytes, int err);
 void kprog_ib_rndv_conn_dead(struct kprog_ib_conn *conn);
+void kprog_ib_rndv_wire_idle(struct kprog_ib_conn *conn);
 void kprog_ib_rndv_post_reads(struct kprog_ib_conn *conn);
 void kprog_ib_rdv_put(struct kprog_ib_rdv *rdv);
 int kprog_ib_pin_charge(const struct kprog_ubuf *b, u32 npages);

@@ -233,6 +233,7 @@ static struct kprog_ib_conn *kprog_ib_conn_alloc(const struct kprog_ib_addr *pee
 	INIT_LIST_HEAD(&conn->backlog);
 	INIT_LIST_HEAD(&conn->read_wait);
 	INIT_LIST_HEAD(&conn->mr_wait);
+	INIT_LIST_HEAD(&conn->fence_wait);
 	INIT_LIST_HEAD(&conn->txs);
 	INIT_LIST_HEAD(&conn->rdvs);
 	INIT_WORK(&conn->dead_work, kprog_ib_conn_dead_work);
@@ -317,8 +318,25 @@ static int kprog_ib_conn_post(struct kprog_ib_conn *conn,
 		conn->sends_free++;
 		ib_dma_unmap_single(conn->dev, out->dma, out->len,
 				    DMA_TO_DEVICE);
+		return err;
 	}
-	return err;
+	conn->wire_out++;
+	return 0;
+}
+
+/**
+ * kprog_ib_conn_wire_done() - a SEND, READ or WRITE completed
+ * @conn: the connection, its lock held
+ *
+ * Once none is on the wire, the registrations that wait for that go
+ * ("Registration" in ib_rndv.c).
+ */
+void kprog_ib_conn_wire_done(struct kprog_ib_conn *conn)
+{
+	if (WARN_ON_ONCE(!conn->wire_out))
+		return;
+	if (!--conn->wire_out && kprog_ib_conn_fenced(conn))
+		kprog_ib_up->wire_idle(conn);
 }
 
 /* Under conn->lock, connected: post what the budgets allow, in order. */
@@ -327,6 +345,9 @@ static void kprog_ib_conn_flush(struct kprog_ib_conn *conn)
 	struct kprog_ib_out *out;
 	int err;
 
+	/* A registration waits for the wire to be idle: nothing new on it. */
+	if (kprog_ib_conn_fenced(conn))
+		return;
 	while ((out = list_first_entry_or_null(&conn->backlog,
 					       struct kprog_ib_out, node))) {
 		if (!conn->sends_free ||
@@ -397,14 +418,23 @@ void kprog_ib_conn_queue_locked(struct kprog_ib_conn *conn,
 }
 
 /**
+ * kprog_ib_conn_kick_locked() - kprog_ib_conn_kick() with the lock held
+ * @conn: the connection, its lock held
+ */
+void kprog_ib_conn_kick_locked(struct kprog_ib_conn *conn)
+{
+	if (conn->state == KPROG_IB_CS_CONNECTED)
+		kprog_ib_conn_flush(conn);
+}
+
+/**
  * kprog_ib_conn_kick() - send what waits for a budget that was returned
  * @conn: the connection
  */
 void kprog_ib_conn_kick(struct kprog_ib_conn *conn)
 {
 	spin_lock_bh(&conn->lock);
-	if (conn->state == KPROG_IB_CS_CONNECTED)
-		kprog_ib_conn_flush(conn);
+	kprog_ib_conn_kick_locked(conn);
 	spin_unlock_bh(&conn->lock);
 }
 
@@ -439,6 +469,7 @@ static void kprog_ib_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	conn->sends_free++;
 	if (out->credit)
 		conn->credit_busy = false;
+	kprog_ib_conn_wire_done(conn);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_debug("kprog_ib: send failed: %s\n",
@@ -483,6 +514,7 @@ static int kprog_ib_ka_post(struct kprog_ib_conn *conn)
 		conn->sends_free++;
 		return err;
 	}
+	conn->wire_out++;
 	conn->ka_busy = true;
 	conn->ka_probes++;
 	return 0;
@@ -496,9 +528,12 @@ static void kprog_ib_ka_work(struct work_struct *work)
 	int err;
 
 	spin_lock_bh(&conn->lock);
-	/* A probe still out, or no send slot: the QP's retries decide. */
+	/*
+	 * A probe still out, no send slot, or a registration waiting for
+	 * the wire to be idle: the QP's retries decide.
+	 */
 	if (conn->state == KPROG_IB_CS_CONNECTED && !conn->ka_busy &&
-	    conn->sends_free) {
+	    conn->sends_free && !kprog_ib_conn_fenced(conn)) {
 		err = kprog_ib_ka_post(conn);
 		if (err)
 			kprog_ib_conn_fail_locked(conn, err);
@@ -517,6 +552,7 @@ static void kprog_ib_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&conn->lock);
 	conn->sends_free++;
 	conn->ka_busy = false;
+	kprog_ib_conn_wire_done(conn);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_debug("kprog_ib: keepalive to %pI4 failed: %s\n",
@@ -700,6 +736,7 @@ static int kprog_ib_conn_setup(struct kprog_ib_conn *conn,
 	conn->lid = p->lid;
 	conn->mtu = p->mtu;
 	conn->rd_atom = min3(a->max_qp_rd_atom, a->max_qp_init_rd_atom, 16);
+	conn->reg_alone = dev->ops.driver_id == RDMA_DRIVER_RXE;
 	conn->psn = get_random_u32() & 0xffffff;
 	conn->max_pages = min_t(u32, kprog_ib_reg_pages,
 				a->max_fast_reg_page_list_len);

@@ -28,6 +28,18 @@
  * or FIN that invalidates it (SEND_WITH_INV, checked against the chunk;
  * anything else is a protocol error that fails the connection), or a
  * LOCAL_INV; the send completes only once none of its rkeys is valid.
+ * Each registration bumps the key (a new rkey per transfer) of an MR that
+ * is invalid: new, invalidated by the peer's SEND_WITH_INV or by our
+ * LOCAL_INV, and only then back in the pool. On soft-RoCE a REG_MR is
+ * also posted alone (conn->reg_alone): rxe's requester, when it
+ * retransmits (req_retry()), runs every local work request behind the
+ * oldest unacknowledged one again, and a REG_MR run twice finds its MR
+ * valid ("rxe_reg_fast_mr: mr->lkey ... not free"), fails and takes the
+ * QP down. So a REG_MR is posted only when no SEND, READ or WRITE of the
+ * connection is on the wire; a transfer that would register meanwhile
+ * waits on conn->fence_wait, and while one waits nothing new goes on the
+ * wire (the backlog, READs and the keepalive hold), so the wait ends once
+ * what is out completes.
  *
  * Bounded memory. A chunk is at most reg_pages pages (and what the device
  * maps); a transfer holds at most two at once (the one being read and the
@@ -338,7 +350,9 @@ static void kprog_ib_mr_back(struct kprog_ib_conn *conn)
 
 /*
  * Under conn->lock: register a pinned chunk (REG_MR posted now, before
- * the SEND that describes it). -EAGAIN: no MR free.
+ * the SEND that describes it). -EAGAIN: no MR free; -EBUSY: it must wait
+ * for the wire to be idle (conn->reg_alone); other errors fail the
+ * connection (the caller's job).
  */
 static int kprog_ib_chunk_register(struct kprog_ib_conn *conn,
 				   struct kprog_ib_chunk *ch,
@@ -347,6 +361,9 @@ static int kprog_ib_chunk_register(struct kprog_ib_conn *conn,
 	struct ib_mr *mr;
 	int nents, n, err;
 
+	/* rxe would run it again if something ahead were retransmitted */
+	if (conn->reg_alone && conn->wire_out)
+		return -EBUSY;
 	mr = ib_mr_pool_get(conn->qp, &conn->mrs);
 	if (!mr)
 		return -EAGAIN;
@@ -440,13 +457,16 @@ static bool kprog_ib_chunk_release(struct kprog_ib_conn *conn,
 		ch->inv_cqe.done = kprog_ib_inv_done;
 		wr.wr_cqe = &ch->inv_cqe;
 		kref_get(&ch->tx->ref);
+		ch->invalidating = true;
 		if (ib_post_send(conn->qp, &wr, NULL)) {
 			kref_put(&ch->tx->ref, kprog_ib_tx_release);
-			/* The teardown deregisters it. */
+			/*
+			 * Still valid: the transfer stays on the connection
+			 * until the teardown deregisters the MR and completes
+			 * it.
+			 */
 			kprog_ib_conn_fail_locked(conn, -EIO);
-			return false;
 		}
-		ch->invalidating = true;
 		return true;
 	}
 	if (ch->mr)
@@ -563,6 +583,7 @@ int kprog_ib_tx_rts(struct kprog_ib_conn *conn, u64 key,
 	struct kprog_ib_chunk *ch = &tx->ch[0];
 	struct kprog_ib_chunk_desc d, *dp = NULL;
 	struct kprog_ib_out *out;
+	int err;
 
 	out = kprog_ib_out_alloc(KPROG_IB_CTL_MAX, GFP_KERNEL);
 	if (!out)
@@ -580,10 +601,15 @@ int kprog_ib_tx_rts(struct kprog_ib_conn *conn, u64 key,
 	list_add_tail(&tx->cnode, &conn->txs);
 	if (ch->pin && conn->state == KPROG_IB_CS_CONNECTED &&
 	    ch->pin->npages <= conn->max_pages &&
-	    list_empty(&conn->mr_wait) &&
-	    conn->mrs_out < kprog_ib_conn_mrs / 2 &&
-	    !kprog_ib_chunk_register(conn, ch, &d))
-		dp = &d;
+	    list_empty(&conn->mr_wait) && !kprog_ib_conn_fenced(conn) &&
+	    conn->mrs_out < kprog_ib_conn_mrs / 2) {
+		err = kprog_ib_chunk_register(conn, ch, &d);
+		if (!err)
+			dp = &d;
+		else if (err != -EAGAIN && err != -EBUSY)
+			/* The RTS is dropped; the teardown fails the send. */
+			kprog_ib_conn_fail_locked(conn, err);
+	}
 	tx->next = dp ? d.len : 0;
 	out->len = kprog_ib_put_rts(out->buf, key, &tx->env, msg->send_req,
 				    tx->cookie, dp);
@@ -630,9 +656,46 @@ int kprog_ib_tx_pull(struct kprog_ib_conn *conn,
 }
 
 /*
+ * Under conn->lock: @tx no longer waits for the wire to be idle; the last
+ * one to leave lets the held SENDs and READs go. Returns the reference of
+ * the list, for the caller to drop once unlocked.
+ */
+static struct kprog_ib_tx *kprog_ib_fence_leave(struct kprog_ib_conn *conn,
+						struct kprog_ib_tx *tx)
+{
+	if (!tx->fenced)
+		return NULL;
+	list_del_init(&tx->wnode);
+	tx->fenced = false;
+	if (!kprog_ib_conn_fenced(conn) && conn->state != KPROG_IB_CS_DEAD) {
+		kprog_ib_conn_kick_locked(conn);
+		kprog_ib_rndv_post_reads(conn);
+	}
+	return tx;
+}
+
+/**
+ * kprog_ib_rndv_wire_idle() - nothing of a connection is on the wire:
+ *	the registrations waiting for that may go
+ * @conn: the connection, its lock held
+ *
+ * Each waiting transfer's worker runs; each stays on the list (holding
+ * the wire) until it posted its REG_MR. Any context.
+ */
+void kprog_ib_rndv_wire_idle(struct kprog_ib_conn *conn)
+{
+	struct kprog_ib_tx *tx;
+
+	if (conn->state == KPROG_IB_CS_DEAD)
+		return;		/* the teardown empties the list */
+	list_for_each_entry(tx, &conn->fence_wait, wnode)
+		kprog_ib_queue_tx(tx);
+}
+
+/*
  * The worker of a sending transfer: pins (if need be) and registers the
- * chunk a PULL asked for, then sends its DESC. Waits for the budget or an
- * MR by putting itself on a wait list.
+ * chunk a PULL asked for, then sends its DESC. Waits for the budget, an
+ * MR or an idle wire by putting itself on a wait list.
  */
 static void kprog_ib_tx_work(struct work_struct *work)
 {
@@ -642,6 +705,7 @@ static void kprog_ib_tx_work(struct work_struct *work)
 	struct kprog_ib_pin *pin = NULL;
 	struct kprog_ib_chunk_desc d;
 	struct kprog_ib_out *out;
+	struct kprog_ib_tx *left = NULL;
 	u64 start = kprog_stat_clock(), off, len = 0;
 	int err = 0, i;
 
@@ -650,6 +714,7 @@ static void kprog_ib_tx_work(struct work_struct *work)
 	off = tx->want;
 	if (off == U64_MAX || tx->state != KPROG_IB_TX_SENT ||
 	    conn->state == KPROG_IB_CS_DEAD || tx->waiting) {
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		spin_unlock_bh(&conn->lock);
 		goto out;
 	}
@@ -665,11 +730,16 @@ static void kprog_ib_tx_work(struct work_struct *work)
 		free = ch;
 		ch = NULL;
 	}
-	spin_unlock_bh(&conn->lock);
+	/* Only a pinned chunk waits for the wire; wnode serves one list. */
+	if (!ch)
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 	if (!out) {
-		kprog_ib_conn_fail(conn, -ENOMEM);
+		left = left ?: kprog_ib_fence_leave(conn, tx);
+		kprog_ib_conn_fail_locked(conn, -ENOMEM);
+		spin_unlock_bh(&conn->lock);
 		goto out;
 	}
+	spin_unlock_bh(&conn->lock);
 	if (!ch) {
 		len = kprog_ib_span(tx->sop->buf.iov, tx->sop->buf.nr_iov, off,
 				    tx->env.len - off, conn->max_pages, false);
@@ -691,6 +761,7 @@ static void kprog_ib_tx_work(struct work_struct *work)
 
 	spin_lock_bh(&conn->lock);
 	if (conn->state == KPROG_IB_CS_DEAD || tx->state != KPROG_IB_TX_SENT) {
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		spin_unlock_bh(&conn->lock);
 		if (pin)
 			kprog_ib_pin_release(pin);
@@ -704,10 +775,23 @@ static void kprog_ib_tx_work(struct work_struct *work)
 	}
 	if (!ch) {
 		/* The sender's pages are gone: the receiver must give up. */
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		tx->err = err;
 		out->len = kprog_ib_put_desc(out->buf, tx->rid, NULL);
 	} else {
 		err = kprog_ib_chunk_register(conn, ch, &d);
+		if (err == -EBUSY) {
+			/* Woken by kprog_ib_rndv_wire_idle(). */
+			if (!tx->fenced) {
+				kref_get(&tx->ref);
+				tx->fenced = true;
+				list_add_tail(&tx->wnode, &conn->fence_wait);
+			}
+			spin_unlock_bh(&conn->lock);
+			goto out;
+		}
+		/* Registered, or waiting for an MR: the wire may move again. */
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		if (err == -EAGAIN) {
 			kref_get(&tx->ref);
 			tx->waiting = true;
@@ -731,6 +815,8 @@ static void kprog_ib_tx_work(struct work_struct *work)
 out:
 	if (out)
 		kprog_ib_out_free(out);
+	if (left)
+		kprog_ib_tx_put(left);	/* the fence list's */
 	kprog_ib_tx_put(tx);
 }
 
@@ -779,6 +865,7 @@ int kprog_ib_tx_done(struct kprog_ib_conn *conn,
 {
 	struct kprog_ib_tx *tx = kprog_ib_tx_find(m->cookie);
 	bool named = m->flags & KPROG_IB_INV, finished = false;
+	struct kprog_ib_tx *left = NULL;
 	struct kprog_ib_chunk *ch = NULL;
 	int err = 0, i;
 
@@ -798,6 +885,7 @@ int kprog_ib_tx_done(struct kprog_ib_conn *conn,
 	if (ch)
 		kprog_ib_chunk_release(conn, ch, true);
 	if (m->type == KPROG_IB_FIN) {
+		left = left ?: kprog_ib_fence_leave(conn, tx);
 		tx->state = KPROG_IB_TX_FIN;
 		tx->fin_bytes = min(m->bytes, tx->env.len);
 		tx->fin_status = tx->err ?: kprog_ib_status(m->status);
@@ -806,6 +894,8 @@ int kprog_ib_tx_done(struct kprog_ib_conn *conn,
 		finished = kprog_ib_tx_finished(tx);
 	}
 	spin_unlock_bh(&conn->lock);
+	if (left)
+		kprog_ib_tx_put(left);	/* the fence list's */
 	if (finished)
 		kprog_ib_tx_complete(tx, tx->fin_bytes, tx->fin_status);
 	kprog_ib_tx_put(tx);
@@ -1064,6 +1154,7 @@ static void kprog_ib_read_post(struct kprog_ib_conn *conn,
 		kprog_ib_conn_fail_locked(conn, err);
 		return;
 	}
+	conn->wire_out++;
 	rdv->posted = true;
 }
 
@@ -1076,6 +1167,7 @@ void kprog_ib_rndv_post_reads(struct kprog_ib_conn *conn)
 	struct kprog_ib_rdv *rdv;
 
 	while (conn->reads_free && conn->state != KPROG_IB_CS_DEAD &&
+	       !kprog_ib_conn_fenced(conn) &&
 	       (rdv = list_first_entry_or_null(&conn->read_wait,
 					       struct kprog_ib_rdv, wnode))) {
 		list_del_init(&rdv->wnode);
@@ -1156,7 +1248,7 @@ static void kprog_ib_rdv_work(struct work_struct *work)
 		kprog_ib_read_unset(rdv);
 		goto out;
 	}
-	if (conn->reads_free)
+	if (conn->reads_free && !kprog_ib_conn_fenced(conn))
 		kprog_ib_read_post(conn, rdv);
 	else
 		list_add_tail(&rdv->wnode, &conn->read_wait);
@@ -1215,6 +1307,7 @@ static void kprog_ib_read_done(struct ib_cq *cq, struct ib_wc *wc)
 	conn->reads_free++;
 	rdv->posted = false;
 	rdv->reading = false;
+	kprog_ib_conn_wire_done(conn);
 	if (wc->status != IB_WC_SUCCESS) {
 		/* The teardown completes the transfer. */
 		kprog_ib_conn_fail_locked(conn, -EIO);
@@ -1330,6 +1423,11 @@ void kprog_ib_rndv_conn_dead(struct kprog_ib_conn *conn)
 	list_for_each_entry_safe(tx, ttmp, &conn->mr_wait, wnode) {
 		list_del_init(&tx->wnode);
 		tx->waiting = false;
+		kref_put(&tx->ref, kprog_ib_tx_release);
+	}
+	list_for_each_entry_safe(tx, ttmp, &conn->fence_wait, wnode) {
+		list_del_init(&tx->wnode);
+		tx->fenced = false;
 		kref_put(&tx->ref, kprog_ib_tx_release);
 	}
 	list_for_each_entry_safe(rdv, rtmp, &conn->read_wait, wnode)

@@ -253,6 +253,7 @@ static const struct kprog_ib_conn_upcalls kprog_ib_conn_upcalls = {
 	.recv = kprog_ib_recv,
 	.transfers_dead = kprog_ib_rndv_conn_dead,
 	.node_lost = kprog_ib_node_lost,
+	.wire_idle = kprog_ib_rndv_wire_idle,
 };
 
 static int __init kprog_ib_init(void)

@@ -34,6 +34,7 @@
 #include "runner.h"
 
 u64 mock_ib_modify_errors, mock_ib_post_send_errors, mock_ib_post_recv_errors;
+int mock_ib_post_fail_opcode = -1, mock_ib_wc_fail_opcode = -1;
 u64 mock_ib_resolve_errors, mock_ib_query_port_errors, mock_ib_map_mr_errors;
 u32 mock_ib_hold;
 
@@ -62,6 +63,7 @@ struct mock_wr {
 	struct ib_mr *mr;
 	u32 key;
 	int access;
+	bool replayed;		/* rxe would run this REG_MR twice */
 	void *data;		/* a peer's message, owned */
 };
 
@@ -158,6 +160,7 @@ struct ib_device *mock_ib_dev_add(u8 host)
 	md->port_data[1].immutable.gid_tbl_len = 2;
 	refcount_set(&md->ib.refcount, 1);
 	md->ib.ops.post_send = mock_post_send;
+	md->ib.ops.driver_id = RDMA_DRIVER_RXE;
 	md->ib.ops.post_recv = mock_post_recv;
 	a = &md->ib.attrs;
 	a->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
@@ -544,19 +547,39 @@ static struct mock_wr *wr_new(const struct ib_sge *sge, int num_sge)
 }
 
 /* Queues @w on @mq's send queue, or refuses it as the HCA would. */
+static bool on_wire(const struct mock_wr *w)
+{
+	return w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_INV ||
+	       w->opcode == IB_WR_RDMA_READ || w->opcode == IB_WR_RDMA_WRITE;
+}
+
 static int sq_add(struct mock_qp *mq, struct mock_wr *w, void *pc)
 {
+	struct mock_wr *o;
+	bool fail_op = (int)w->opcode == mock_ib_post_fail_opcode;
+
 	if (mq->state != IB_QPS_RTS && mq->state != IB_QPS_ERR) {
 		free(w->sge);
 		free(w);
 		return -EINVAL;
 	}
-	if (mq->sq_used + w->slots > mq->max_send_wr ||
+	if (fail_op)
+		mock_ib_post_fail_opcode = -1;
+	if (mq->sq_used + w->slots > mq->max_send_wr || fail_op ||
 	    mock_check_error(&mock_ib_post_send_errors)) {
 		free(w->sge);
 		free(w);
 		return -ENOMEM;
 	}
+	/*
+	 * rxe runs a REG_MR again when it retransmits a request posted
+	 * before it (req_retry()), and then fails it: "not free".
+	 */
+	if (w->opcode == IB_WR_REG_MR &&
+	    mq->qp.device->ops.driver_id == RDMA_DRIVER_RXE)
+		list_for_each_entry(o, &mq->sq, node)
+			if (on_wire(o))
+				w->replayed = true;
 	mq->sq_used += w->slots;
 	list_add_tail(&w->node, &mq->sq);
 	if (mq->qp.send_cq && cq_load(mq->qp.send_cq) > mq->qp.send_cq->cqe)
@@ -1049,9 +1072,21 @@ static bool qp_step(struct mock_qp *a)
 		deliver(a, w, IB_WC_WR_FLUSH_ERR, 0, false, 0, false);
 		return true;
 	}
+	if ((int)w->opcode == mock_ib_wc_fail_opcode) {
+		/* as rxe fails a local operation: the QP goes to error */
+		mock_ib_wc_fail_opcode = -1;
+		deliver(a, w, IB_WC_LOC_QP_OP_ERR, 0, false, 0, false);
+		return true;
+	}
 	switch (w->opcode) {
 	case IB_WR_REG_MR:
 		m = container_of(w->mr, struct mock_mr, mr);
+		if (w->replayed) {
+			pr_warn("mock_ib: rxe_reg_fast_mr: mr->lkey = 0x%x not free (REG_MR posted behind a request on the wire)\n",
+				w->mr->lkey);
+			deliver(a, w, IB_WC_LOC_QP_OP_ERR, 0, false, 0, false);
+			return true;
+		}
 		if (m->valid || w->key != w->mr->rkey) {
 			deliver(a, w, IB_WC_MW_BIND_ERR, 0, false, 0, false);
 			return true;
@@ -1344,6 +1379,7 @@ void mock_ib_reset(void)
 	mock_ib_modify_errors = mock_ib_post_send_errors = 0;
 	mock_ib_post_recv_errors = mock_ib_resolve_errors = 0;
 	mock_ib_query_port_errors = mock_ib_map_mr_errors = 0;
+	mock_ib_post_fail_opcode = mock_ib_wc_fail_opcode = -1;
 	mock_ib_hold = 0;
 	live_pds = live_cqs = gid_refs = 0;
 	next_qpn = 0x100;

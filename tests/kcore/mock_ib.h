@@ -8,7 +8,10 @@
  * SEND_WITH_INV invalidates the peer's rkey, RDMA READs copy from the
  * peer's registered memory after checking its rkey, a zero-length WRITE
  * is acknowledged; a QP whose peer is gone gets "retry exceeded" and
- * moves to error, after which every request flushes. Completions run the
+ * moves to error, after which every request flushes. The device is
+ * soft-RoCE (RDMA_DRIVER_RXE), and like rxe it fails a REG_MR posted
+ * behind a SEND, READ or WRITE still on the wire (rxe runs it again when
+ * it retransmits those: "rxe_reg_fast_mr: ... not free"). Completions run the
  * request's ib_cqe handler in softirq context, as IB_POLL_SOFTIRQ does.
  *
  * The other node of a pair can be played by the test (struct mock_ib_peer):
@@ -28,6 +31,10 @@ extern u64 mock_ib_post_recv_errors;	/* ib_post_recv(): -ENOMEM */
 extern u64 mock_ib_resolve_errors;	/* rdma_resolve_ip(): the callback gets -ENODATA */
 extern u64 mock_ib_query_port_errors;	/* ib_query_port(): -EINVAL */
 extern u64 mock_ib_map_mr_errors;	/* ib_map_mr_sg() maps nothing: -EINVAL */
+/* The next post of a request of this ib_wr_opcode fails (-ENOMEM); -1: none. */
+extern int mock_ib_post_fail_opcode;
+/* The next request of this opcode completes with IB_WC_LOC_QP_OP_ERR; -1: none. */
+extern int mock_ib_wc_fail_opcode;
 
 /* The fake device (one port, RoCE v2, GID 1 = ::ffff:127.0.0.@host). */
 struct ib_device *mock_ib_dev_add(u8 host);

@@ -580,6 +580,143 @@ TEST(ib__an_idle_connection_finds_its_lost_node_by_keepalive)
 	EXPECT_EQ(mock_ib_nr_qps(), 0);
 }
 
+/* ---------------------------------------------------------------------
+ * Failing registrations and posts: an error completion, never a hang
+ */
+
+/* The send to the peer was failed with @err and nothing is left. */
+static void expect_failed_and_freed(struct peer_ctx *c, u64 id, u64 bytes,
+				    int err)
+{
+	EXPECT_CQE(c->e, id, bytes, err);
+	EXPECT(ib_idle());
+	EXPECT_EQ(mock_ib_nr_qps(), 0);
+	EXPECT_EQ(gauge(KPROG_IB_G_CONNS), 0);
+}
+
+TEST(ib__a_reg_mr_that_cannot_be_posted_fails_the_send_and_the_connection)
+{
+	struct kprog_post p;
+	struct peer_ctx c;
+
+	peer_job(&c);
+	mock_ib_post_fail_opcode = IB_WR_REG_MR;
+	EXPECT_OK(kt_send(c.e, 1, 4, sbuf, 65536, 111, 0, &p));
+	EXPECT_EQ(p.done, 0);
+	/* before: an RTS without its chunk, and a send waiting for ever */
+	mock_ib_run();
+	expect_failed_and_freed(&c, 111, 0, -ECONNRESET);
+}
+
+TEST(ib__a_reg_mr_that_completes_in_error_fails_both_ends_of_a_loopback)
+{
+	struct kprog_post p;
+	struct kt_ep *a, *b;
+
+	ib_up();
+	loop_pair(&a, &b);
+	EXPECT_OK(kt_recv(b, 0, 3, rbuf, 65536, 121, 0, &p));
+	/* as rxe's "rxe_reg_fast_mr: mr->lkey ... not free" */
+	mock_ib_wc_fail_opcode = IB_WR_REG_MR;
+	EXPECT_OK(kt_send(a, 1, 3, sbuf, 65536, 122, 0, &p));
+	mock_ib_run();
+	EXPECT_CQE(a, 122, 0, -ECONNRESET);
+	EXPECT_CQE(b, 121, 0, -ECONNRESET);
+	EXPECT(ib_idle());
+	EXPECT_EQ(mock_ib_nr_qps(), 0);
+}
+
+TEST(ib__a_local_inv_that_cannot_be_posted_keeps_the_mr_until_the_teardown)
+{
+	struct kprog_ib_parsed m;
+	struct kprog_post p;
+	struct peer_ctx c;
+	u32 n;
+
+	peer_job(&c);
+	EXPECT_OK(kt_send(c.e, 1, 4, sbuf, 65536, 131, 0, &p));
+	mock_ib_run();
+	ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+	ASSERT_EQ(m.type, KPROG_IB_RTS);
+	ASSERT_EQ(m.chunk.len, 65536);
+	/* a FIN that leaves the rkey valid: the module must LOCAL_INV it */
+	n = kprog_ib_put_done(wire, KPROG_IB_FIN, m.cookie, 0, 65536, 0, 0);
+	peer_send(&c, n, false, 0);
+	mock_ib_post_fail_opcode = IB_WR_LOCAL_INV;
+	mock_ib_run();
+	/*
+	 * The data arrived (the FIN says so); the MR was deregistered by the
+	 * teardown before the send completed (before: it completed at once
+	 * and the MR stayed registered, its pages pinned).
+	 */
+	expect_failed_and_freed(&c, 131, 65536, 0);
+	EXPECT_ERR(mock_ib_peer_read(c.p, pbuf, m.chunk.addr, m.chunk.rkey, 8),
+		   -EACCES);
+}
+
+/*
+ * rxe runs a REG_MR again when it retransmits a SEND posted before it,
+ * finds the MR valid and fails the QP (the mock fails such a REG_MR):
+ * the module posts one only when nothing is on the wire, and holds new
+ * SENDs meanwhile.
+ */
+TEST(ib__a_reg_mr_waits_until_nothing_is_on_the_wire)
+{
+	struct kprog_ib_chunk_desc d;
+	struct kprog_ib_parsed m;
+	struct kprog_post p;
+	struct peer_ctx c;
+	u64 cookie;
+	u32 n, sends;
+
+	peer_job(&c);
+	kt_fill(sbuf, 65536, 12);
+	EXPECT_OK(kt_send(c.e, 1, 9, sbuf + 65536, 8, 140, 0, &p));
+	EXPECT_EQ(mock_ib_pending(IB_WR_SEND), 1);
+	/* an eager SEND is out: the RTS goes without chunk 0 */
+	EXPECT_OK(kt_send(c.e, 1, 4, sbuf, 65536, 141, 0, &p));
+	EXPECT_EQ(mock_ib_pending(IB_WR_REG_MR), 0);
+	mock_ib_run();
+	ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+	EXPECT_EQ(m.type, KPROG_IB_EAGER);
+	ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+	ASSERT_EQ(m.type, KPROG_IB_RTS);
+	EXPECT_EQ(m.chunk.len, 0);
+	cookie = m.cookie;
+	/* the peer PULLs chunk 0 while another eager SEND is out */
+	peer_send(&c, kprog_ib_put_pull(wire, m.cookie, 0x77, 0), false, 0);
+	EXPECT_OK(kt_send(c.e, 1, 9, sbuf + 65536, 8, 142, 0, &p));
+	ASSERT(mock_ib_step());	/* the PULL arrives */
+	mock_run_work();
+	EXPECT_EQ(mock_ib_pending(IB_WR_REG_MR), 0);
+	/* while the registration waits, nothing new goes on the wire */
+	sends = mock_ib_pending(IB_WR_SEND);
+	EXPECT_OK(kt_send(c.e, 1, 9, sbuf + 65536, 8, 143, 0, &p));
+	EXPECT_EQ(mock_ib_pending(IB_WR_SEND), sends);
+	mock_ib_run();
+	EXPECT(!mock_printk_take("not free"));
+	/* the eager SEND that was out, the one held, then the DESC */
+	EXPECT(peer_recv_data(&c, &m, NULL, NULL) && m.type == KPROG_IB_EAGER);
+	EXPECT(peer_recv_data(&c, &m, NULL, NULL) && m.type == KPROG_IB_EAGER);
+	ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+	ASSERT_EQ(m.type, KPROG_IB_DESC);
+	EXPECT_EQ(m.rid, 0x77);
+	d = m.chunk;
+	ASSERT_EQ(d.len, 65536);
+	EXPECT_OK(mock_ib_peer_read(c.p, pbuf, d.addr, d.rkey, 65536));
+	EXPECT(kt_check(pbuf, 65536, 12));
+	EXPECT_EQ(gauge(KPROG_IB_G_MRS), 1);
+	n = kprog_ib_put_done(wire, KPROG_IB_FIN, cookie, 0, 65536, 0,
+			      KPROG_IB_INV);
+	peer_send(&c, n, true, d.rkey);
+	mock_ib_run();
+	EXPECT_CQE(c.e, 141, 65536, 0);
+	EXPECT(ib_idle());
+	/* the connection lives on */
+	EXPECT_EQ(mock_ib_nr_qps(), 1);
+	EXPECT_EQ(gauge(KPROG_IB_G_CONNS), 1);
+}
+
 /* An eager message each way between rank 0 here and the peer's rank 1. */
 static void peer_traffic_flows(struct peer_ctx *c, u64 id)
 {
