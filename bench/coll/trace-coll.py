@@ -16,6 +16,9 @@ in microseconds:
 A rank's collectives are paired in order with its completions (ring or
 inline; OSU's other traffic is Open MPI's own, not kprog's).
 Printed: one line per collective with --list, then medians per rank.
+--osu: per collective, from the uprobes trace-osu-coll sets on the start
+call and MPI_Wait, when the start timer fired, when the schedule ended and
+when the computation of OSU's overlapped pass ended (see osu() below).
 """
 import argparse
 import re
@@ -111,13 +114,129 @@ def parse(path, prefix):
     return colls, works
 
 
+def osu(path, prefix, group):
+    """Per collective of each rank, from the uprobes trace-osu-coll sets on
+    the shim's start call and MPI_Wait: what OSU's overlapped pass is made
+    of. Times in us from the start call's return (the ioctl's exit):
+      call   the start call (its uprobes: entry to return; OSU's "Coll.
+             Init" less two clock reads)
+      timer  the start timer's expiry (kprog_sched_start_fire on the
+             rank's CPU; '-' when none fired)
+      work   the first kprog work item to run on the rank's CPU after it
+      done   the schedule's completion (kprog_complete of this rank)
+      wait   MPI_Wait's entry (in the overlapped pass: the computation's end)
+      left   done - wait: > 0 what MPI_Wait waited for
+    OSU's order: the pure pass, then the overlapped one, each of the same
+    number of iterations, each iteration @group collectives (with
+    validation, OSU's -c: 5 warm-up ones, then the measured one, the
+    last). The measured ones' medians are printed per rank and pass.
+    """
+    recs = {}       # pid -> list of dicts
+    cur = {}        # pid -> the record being filled
+    pid_cpu = {}    # pid -> CPU of its last start call
+    cpu_pid = {}
+    done_by_rank = {}
+    fires, works = [], []   # (t, cpu)
+    with open(path, errors='replace') as f:
+        for line in f:
+            m = LINE.match(line)
+            if not m:
+                continue
+            comm, pid, cpu, ts, ev, rest = m.groups()
+            pid, cpu, t = int(pid), int(cpu), float(ts) * 1e6
+            if ev == 'mpi_start' and comm.startswith(prefix):
+                c = {'start': t, 'exit': None, 'wait': None, 'ret': None, 'sret': None}
+                cur[pid] = c
+                recs.setdefault(pid, []).append(c)
+                pid_cpu[pid] = cpu
+                cpu_pid[cpu] = pid
+            elif ev == 'sys_exit' and pid in cur and cur[pid]['exit'] is None:
+                cur[pid]['exit'] = t
+            elif ev == 'mpi_start_ret' and pid in cur and cur[pid]['sret'] is None:
+                cur[pid]['sret'] = t
+            elif ev == 'mpi_wait' and pid in cur and cur[pid]['wait'] is None:
+                cur[pid]['wait'] = t
+            elif ev == 'mpi_wait_ret' and pid in cur and cur[pid]['ret'] is None:
+                cur[pid]['ret'] = t
+            elif ev == 'hrtimer_expire_entry' and 'kprog_sched_start_fire' in rest:
+                fires.append((t, cpu))
+            elif ev == 'workqueue_execute_start' and 'function kprog' in rest:
+                works.append((t, cpu))
+            elif ev == 'kprog_complete':
+                mm = re.search(r'rank=(\d+) req_id=(\d+) .* (\w+)$', rest)
+                if mm and mm.group(3) in ('ring', 'overflow', 'inline'):
+                    done_by_rank.setdefault(int(mm.group(1)), []).append(t)
+    # a rank's completions in order, to its pid as in parse()
+    pid_rank = {}
+    for pid in sorted(recs):
+        for rk in sorted(done_by_rank):
+            if rk in pid_rank.values():
+                continue
+            d = done_by_rank[rk]
+            calls = [c for c in recs[pid] if c['exit'] is not None]
+            if len(d) >= len(calls) and all(x >= c['start'] for c, x in zip(calls, d)):
+                pid_rank[pid] = rk
+                for c, x in zip(calls, d):
+                    c['done'] = x
+                break
+
+    def first_after(ev, t0, t1, cpu):
+        for t, c in ev:
+            if t >= t0 and c == cpu and t < t1:
+                return t - t0
+        return None
+
+    def fmt(v):
+        return '%7.0f' % v if v is not None else '      -'
+    for pid, lst in sorted(recs.items()):
+        cpu = pid_cpu[pid]
+        print('rank %s (pid %d, CPU %d): call timer work done wait left (us; from the call\'s return)'
+              % (pid_rank.get(pid, '?'), pid, cpu))
+        half = len(lst) // 2
+        stats = [{'call': [], 'timer': [], 'done': [], 'wait': [], 'left': []} for _ in range(2)]
+        for i, c in enumerate(lst):
+            if c['exit'] is None:
+                continue
+            x = c['exit']
+            end = c.get('done') or x
+            call = (c['sret'] or x) - c['start']
+            timer = first_after(fires, x, end + 1, cpu)
+            work = first_after(works, x, end + 1, cpu)
+            done = end - x
+            wait = c['wait'] - x if c['wait'] else None
+            left = end - c['wait'] if c['wait'] else None
+            measured = (i % half) % group == group - 1
+            ov = i >= half
+            print('  %3d %s %s %s %s %s %s %s' % (i, fmt(call), fmt(timer), fmt(work), fmt(done),
+                                                fmt(wait), fmt(left),
+                                                ('overlapped' if ov else 'pure') if measured else ''))
+            if measured:
+                for k, v in (('call', call), ('timer', timer), ('done', done), ('wait', wait),
+                             ('left', max(0.0, left) if left is not None else None)):
+                    if v is not None:
+                        stats[ov][k].append(v)
+        for ov, st in enumerate(stats):
+            print('rank %s %s: %d measured; median call %s, timer %s, done %s, wait %s, left %s us '
+                  '(mean left %s)' % (pid_rank.get(pid, '?'), 'overlapped' if ov else 'pure',
+                                       len(st['call']), med(st['call']), med(st['timer']),
+                                       med(st['done']), med(st['wait']), med(st['left']),
+                                       '%.0f' % statistics.mean(st['left']) if st['left'] else '-'))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--comm', required=True, help='name prefix of the ranks')
     ap.add_argument('--skip', type=int, default=0, help='leave out the first N per rank')
     ap.add_argument('--list', action='store_true')
+    ap.add_argument('--osu', action='store_true',
+                    help='per collective, from the start-call and MPI_Wait uprobes')
+    ap.add_argument('--group', type=int, default=6,
+                    help="--osu: collectives per OSU iteration (6 with validation, 1 without)")
     ap.add_argument('trace')
     a = ap.parse_args()
+    if a.osu:
+        osu(a.trace, a.comm, a.group)
+        return
     colls, works = parse(a.trace, a.comm)
     per = {}
     for c in colls:
