@@ -174,6 +174,13 @@ static void kprog_sched_put(struct kprog_sched *s)
 		kprog_sched_free(s);
 }
 
+/* Whether bound work of a schedule may run on @cpu (not an isolated one). */
+static bool kprog_sched_cpu_ok(int cpu)
+{
+	return housekeeping_test_cpu(cpu, HK_TYPE_WQ) &&
+	       housekeeping_test_cpu(cpu, HK_TYPE_DOMAIN);
+}
+
 /* Queue the work item, with a reference of its own. Any context. */
 static void kprog_sched_kick(struct kprog_sched *s)
 {
@@ -187,7 +194,21 @@ static void kprog_sched_kick(struct kprog_sched *s)
 	 * theirs. An unbound worker is woken on the CPU of whoever completed
 	 * the round (often a peer's worker), and one rank's rounds then wait
 	 * behind the other's, as long as that CPU is busy.
+	 *
+	 * Once no round is left to start, the work item only ends the
+	 * schedule (its completion into the ring): from a worker or a softirq
+	 * that runs right here, on the CPU that completed the last step,
+	 * after what runs there now. Sent to the home CPU, the end waited for
+	 * a wake-up there, and for that CPU itself: an emulated one stalled
+	 * for milliseconds at times while the others ran, and the schedule
+	 * ended that much after its last byte had moved
+	 * (docs/benchmarks-coll.md). Not from a process's own call: a worker
+	 * woken on the caller's CPU preempts the caller inside the call.
 	 */
+	if (READ_ONCE(s->next) == s->nr_steps && !READ_ONCE(s->in_round) &&
+	    (!in_task() || (current->flags & PF_WQ_WORKER)) &&
+	    kprog_sched_cpu_ok(raw_smp_processor_id()))
+		cpu = raw_smp_processor_id();
 	if (cpu >= 0 && cpu_online(cpu))
 		queued = queue_work_on(cpu, kprog_coll_near_wq, &s->work);
 	else
@@ -401,6 +422,7 @@ static int kprog_sched_send_rndv(struct kprog_sched *s, u32 i,
 	kprog_op_charge_budget(sop, KPROG_BUDGET_RNDV, true);
 	sop->sched = s;
 	sop->sched_step = i;
+	sop->sched_cpu = READ_ONCE(s->home);
 	sop->divert = kprog_coll_op_done;
 	if (peer->kind == KPROG_PEER_LOCAL) {
 		kprog_ep_get(peer->ep);
@@ -413,12 +435,16 @@ static int kprog_sched_send_rndv(struct kprog_sched *s, u32 i,
 		return err;
 	}
 	/*
-	 * From the work item, a receive already posted is pulled right here
-	 * on arrival: a high-priority worker that runs now, not another one
-	 * to wake (the ioctl leaves it to the transport: the call stays
-	 * cheap).
+	 * Never pulled by the sender's side on arrival: a receive already
+	 * posted is copied on its own schedule's CPU (xport_shm.c), so that
+	 * each rank copies what it receives, in parallel with its peers.
+	 * Pulled by the sender's worker, the second of two ranks to start a
+	 * round moved both halves of the exchange, one after the other, and
+	 * which one that was changed from one collective to the next: a
+	 * collective's time varied by a copy's length, and OSU's overlap
+	 * counts every late one (docs/benchmarks-coll.md).
 	 */
-	msg->poster_waits = s->in_worker;
+	msg->poster_waits = false;
 	sop->state = KPROG_OP_POSTED;
 	kprog_sched_track(s, i, sop);
 	/* Its completion may come before send_env returns. */
@@ -498,6 +524,7 @@ static int kprog_sched_recv(struct kprog_sched *s, u32 i)
 	kprog_op_charge_budget(rop, KPROG_BUDGET_OPS, true);
 	rop->sched = s;
 	rop->sched_step = i;
+	rop->sched_cpu = READ_ONCE(s->home);
 	rop->divert = kprog_coll_op_done;
 	kprog_sched_track(s, i, rop);
 	err = kprog_match_recv(ep, rop, &msg, false);
@@ -646,13 +673,13 @@ static bool kprog_sched_run(struct kprog_sched *s)
 			s->end = end;
 			s->cur = s->next;
 			s->pass = 0;
-			s->in_round = true;
+			WRITE_ONCE(s->in_round, true);
 			atomic_set(&s->pending, 1);
 		}
 		if (!kprog_sched_round(s))
 			return false;
-		s->in_round = false;
-		s->next = s->end;
+		WRITE_ONCE(s->in_round, false);
+		WRITE_ONCE(s->next, s->end);
 		if (READ_ONCE(s->err))
 			kprog_sched_withdraw(s);
 		if (!atomic_dec_and_test(&s->pending))
@@ -792,8 +819,7 @@ static struct kprog_sched *kprog_sched_new(struct kprog_ep *ep,
 	INIT_WORK(&s->work, kprog_sched_work);
 	hrtimer_init(&s->start, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
 	s->home = raw_smp_processor_id();
-	if (!housekeeping_test_cpu(s->home, HK_TYPE_WQ) ||
-	    !housekeeping_test_cpu(s->home, HK_TYPE_DOMAIN))
+	if (!kprog_sched_cpu_ok(s->home))
 		s->home = -1;
 	s->start.function = kprog_sched_start_fire;
 	s->steps = kvmalloc_array(s->nr_steps, sizeof(*s->steps),

@@ -109,6 +109,9 @@ enum kprog_op_olist {
  *	an owner joined with KPROG_JOIN_TIMES (see struct kprog_cqe_times)
  * @sched: a step of this collective schedule (coll.c); NULL for others
  * @sched_step: its index in @sched
+ * @sched_cpu: with @sched, the CPU its schedule's rounds run on (-1:
+ *	unbound): a collective's transfer into this receive is copied there
+ *	(xport_shm.c)
  * @divert: set with @sched: kprog_op_complete() hands the completion to
  *	it instead of the ring (a pointer, so that cq.c needs nothing of
  *	coll.c: no two files of the core call each other)
@@ -139,6 +142,7 @@ struct kprog_op {
 	struct kprog_cqe_times times;
 	struct kprog_sched *sched;
 	u32 sched_step;
+	s32 sched_cpu;
 	void (*divert)(struct kprog_op *op, const struct kprog_cqe *cqe);
 };
 

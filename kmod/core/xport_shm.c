@@ -31,7 +31,11 @@
  * Started by a process's own call (its KPROG_IOC_COLL), it goes to another
  * CPU of that process (kprog_ep_other_cpu()): on the caller's own, it
  * would preempt the caller inside the call, which then lasts as long as
- * the copy; from anywhere else, to an unbound high-priority queue.
+ * the copy. A transfer into a schedule's receive started from anywhere
+ * else (a peer's work item, whose send found the receive posted) is
+ * copied on the CPU the receiving schedule runs on (kprog_shm_step_cpu()):
+ * each rank copies what it receives, in parallel with its peers, instead
+ * of the second of two ranks to start a round copying both directions.
  */
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -106,6 +110,30 @@ static int kprog_shm_waiter_cpu(struct kprog_xfer *x)
 	return -1;
 }
 
+/*
+ * The CPU a collective's transfer into a schedule's receive is copied on:
+ * the one the receiving schedule's rounds run on (struct kprog_op
+ * @sched_cpu), so that every rank copies what it receives, beside its own
+ * computation and in parallel with its peers; -1 for another receive, an
+ * unbound schedule, or when the receiving process itself asks from its
+ * own call (there it would preempt the caller inside the call).
+ */
+static int kprog_shm_step_cpu(struct kprog_xfer *x)
+{
+	struct kprog_op *rop = x->rop;
+	int cpu;
+
+	if (!rop->sched)
+		return -1;
+	cpu = READ_ONCE(rop->sched_cpu);
+	if (cpu < 0 || !cpu_online(cpu))
+		return -1;
+	if (in_task() && !(current->flags & PF_WQ_WORKER) &&
+	    current->mm == rop->buf.mm)
+		return -1;
+	return cpu;
+}
+
 static int kprog_shm_pull(struct kprog_xfer *x, bool inline_ok)
 {
 	bool coll;
@@ -122,8 +150,10 @@ static int kprog_shm_pull(struct kprog_xfer *x, bool inline_ok)
 		return 0;
 	}
 	INIT_WORK(&x->work, kprog_shm_work);
-	cpu = kprog_shm_waiter_cpu(x);
 	coll = x->msg->env.flags & KPROG_ENV_COLL;
+	cpu = coll ? kprog_shm_step_cpu(x) : -1;
+	if (cpu < 0)
+		cpu = kprog_shm_waiter_cpu(x);
 	/* A collective's, from a process's own call: beside the caller. */
 	if (cpu < 0 && coll && in_task() && !(current->flags & PF_WQ_WORKER))
 		cpu = kprog_ep_other_cpu(x->rop->owner);

@@ -266,7 +266,7 @@ int kt_fx_eager(struct kt_ep *dst, u32 src, u32 context, s32 tag,
 {
 	struct kprog_env env = {
 		.context = context, .src = src, .dst = dst->ep->rank,
-		.tag = tag, .len = len,
+		.tag = tag, .len = len, .flags = kt_fx.env_flags,
 	};
 
 	return fx_arrive(dst, &env, data, NULL, softirq);

@@ -13,6 +13,7 @@
 #include "op.h"
 #include "coll.h"
 #include "ktest.h"
+#include "fake_xport.h"
 
 #define CTX	0		/* the point-to-point tests' context too */
 #define BIG	(17 * PAGE_SIZE + 100)	/* rendezvous; COPY/REDUCE span chunks */
@@ -920,6 +921,57 @@ TEST(coll__round_resumed_by_a_completion_of_an_isolated_home_is_unbound)
 	mock_housekeeping_cpus = ~BIT(1);
 	resumed_round_runs_on(1, WORK_CPU_UNBOUND, "kprog_coll");
 	mock_housekeeping_cpus = ~0UL;
+}
+
+/*
+ * A schedule's end (its completion into the ring, once no round is left to
+ * start) runs where its last step completed when a worker (or a softirq)
+ * completed it: no wake-up of its home CPU, which may be busy or stalled;
+ * on its home CPU when a process's own call completed it (a worker woken
+ * on the caller's CPU would preempt the caller inside its call). An eager
+ * message arriving in a softirq is copied out by a worker (the step's
+ * receive pages are not pinned at post), which completes the step.
+ */
+static void end_runs_on(bool softirq, int cpu)
+{
+	static const u32 map[3] = { 0, 0, 1 };	/* rank 2 on another node */
+	struct kprog_coll c;
+	struct kt_ep *a;
+
+	kprog_eager_limit = 64;
+	mock_set_cpus(4, 1);
+	kt_fx_install();
+	a = kt_open();
+	ASSERT_OK(kt_join_map(a, kt_new_key(), 0, 3, map, 2, 0));
+	kt_fill(sb[0], 64, 5);
+	st[0] = step(KPROG_STEP_RECV, 0, 2, NULL, rb[0], 64);
+	ASSERT_OK(coll(a, st, 1, 7, 70, &c));
+	EXPECT_EQ(c.done, 0);
+	EXPECT_EQ(mock_work_queued(), 0);
+	/* rank 2's message arrives on CPU 3 */
+	this_cpu_write(cpu_number, 3);
+	kt_fx.env_flags = KPROG_ENV_COLL;
+	ASSERT_OK(kt_fx_eager(a, 2, CTX, 7, sb[0], 64, softirq));
+	if (softirq) {
+		ASSERT_EQ(mock_work_queued(), 1);	/* the copy out */
+		EXPECT(mock_run_work_one());
+	}
+	ASSERT_EQ(mock_work_queued(), 1);
+	EXPECT_EQ(mock_work_cpu(), cpu);
+	EXPECT(!strcmp(mock_work_wq_name(), "kprog_coll_near"));
+	EXPECT_EQ(mock_run_work(), 1);
+	EXPECT_CQE(a, 70, 0, 0);
+	EXPECT(kt_check(rb[0], 64, 5));
+}
+
+TEST(coll__end_completed_by_a_worker_runs_on_that_cpu)
+{
+	end_runs_on(true, 3);
+}
+
+TEST(coll__end_completed_by_a_process_call_runs_on_its_home_cpu)
+{
+	end_runs_on(false, 1);
 }
 
 /*
