@@ -105,7 +105,22 @@ static void print_header(const char *prefix)
 	printf("%-10s %5s", prefix, "CPU");
 	for (c = 0; c < NCOLS; c++)
 		printf(" %12s", cols[c].head);
-	putchar('\n');
+	printf(" %12s\n", "pin_hit%");
+}
+
+/*
+ * The pin cache's hit rate, hits / (hits + misses) in percent, of the
+ * counts or of the interval's deltas (the same either way); "-" when no
+ * chunk was pinned.
+ */
+static void print_hit_rate(const struct kprog_cpu_stats *d)
+{
+	unsigned long long h = d->v[KS_NET_PIN_HITS], m = d->v[KS_NET_PIN_MISSES];
+
+	if (h + m)
+		printf(" %12.1f", 100.0 * (double)h / (double)(h + m));
+	else
+		printf(" %12s", "-");
 }
 
 /* One text row; @seconds > 0 turns counts into rates. */
@@ -121,6 +136,7 @@ static void print_row(const char *prefix, const char *cpu, const struct kprog_cp
 
 		printf(" %12.*f", cols[c].decimals, v * cols[c].scale);
 	}
+	print_hit_rate(d);
 	putchar('\n');
 }
 
