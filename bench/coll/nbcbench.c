@@ -35,12 +35,21 @@
  *              COLL ioctl's own work counts here) minus their CPU time in
  *              the work-alone iterations: the ranks' CPU spent on the
  *              collective
+ *   kthreads   rank 0's reading of the CPU time of every kernel worker
+ *              thread of the node (kworker*, ksoftirqd*: /proc/PID/schedstat,
+ *              exact to the nanosecond for a thread that is not running
+ *              when read, as they are not between the iterations): the
+ *              CPU time kern's elapsed times are an upper bound of (the
+ *              module's work items run in kworkers; softirq handlers run
+ *              at interrupt exits are not in it), plus whatever else the
+ *              kernel's workers did meanwhile (a few us per ms)
  * One line per point: "coll size mode t_pure t_work t_total t_mpi
- * ovh_work overlap other_cpu kern rank_comm kern_items kern_max t_start" (times in us;
- * t_start: the MPI_I* call alone, part of t_mpi).
+ * ovh_work overlap other_cpu kern rank_comm kern_items kern_max t_start kthreads"
+ * (times in us; t_start: the MPI_I* call alone, part of t_mpi).
  * Usage:
  *   nbcbench [--sizes 1K,16K,64K,256K,1M] [--iters N] [--colls iallreduce,ialltoall,ibcast]
  */
+#include <dirent.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -149,6 +158,47 @@ static double node_busy_us(void)
 	return busy * 1e6 / 100.0;	/* USER_HZ */
 }
 
+/*
+ * CPU time of the node's kernel worker threads so far (us): the first
+ * field of /proc/PID/schedstat (ns on the CPU) of every kworker and
+ * ksoftirqd thread (kernel threads are processes of their own in /proc).
+ */
+static double kthreads_us(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	double ns = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char path[300], comm[64] = "";
+		unsigned long long run;
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = 0;
+		fclose(f);
+		if (strncmp(comm, "kworker", 7) && strncmp(comm, "ksoftirqd", 9))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/schedstat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &run) == 1)
+			ns += run;
+		fclose(f);
+	}
+	closedir(d);
+	return ns / 1e3;
+}
+
 #define MAXCPU 64
 
 /*
@@ -239,7 +289,7 @@ int main(int argc, char **argv)
 		MPI_Allreduce(MPI_IN_PLACE, &units_per_us, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
 	}
 	if (!rank)
-		printf("# coll size mode t_pure t_work t_total t_mpi ovh_work overlap other_cpu kern rank_comm kern_items kern_max t_start (us, np %d, median of %d)\n",
+		printf("# coll size mode t_pure t_work t_total t_mpi ovh_work overlap other_cpu kern rank_comm kern_items kern_max t_start kthreads (us, np %d, median of %d)\n",
 		       np, iters);
 	for (int c = C_IALLREDUCE; c <= C_IBCAST; c++) {
 		char *list, *tok, *save;
@@ -289,11 +339,13 @@ int main(int argc, char **argv)
 			for (int mode = 0; mode < 2; mode++) {
 				double busy0 = 0, cpu0, cpu, other, t_total, t_mpi, t_start, ovh, ovl;
 				double kern0 = 0, items0 = 0, kern = 0, items = 0, kmax = 0;
+				double kthr0 = 0, kthr = 0;
 				double pc0[MAXCPU], pc[MAXCPU];
 
 				if (!rank) {
 					busy0 = node_busy_us();
 					kern0 = kern_us(&items0, pc0);
+					kthr0 = kthreads_us();
 				}
 				cpu0 = cpu_self_us();
 				for (int it = 0; it < iters; it++) {
@@ -313,6 +365,7 @@ int main(int argc, char **argv)
 				}
 				cpu = cpu_self_us() - cpu0;
 				if (!rank) {
+					kthr = kthreads_us() - kthr0;
 					kern = kern_us(&items, pc) - kern0;
 					for (int k = 0; k < MAXCPU; k++)
 						if (pc[k] - pc0[k] > kmax)
@@ -327,11 +380,12 @@ int main(int argc, char **argv)
 				ovl = 100.0 * (1.0 - ovh / t_pure);
 				ovl = ovl < 0 ? 0 : ovl > 100 ? 100 : ovl;
 				if (!rank)
-					printf("%s %zu %s %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f\n",
+					printf("%s %zu %s %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f\n",
 					       cname[c], b.bytes, mode ? "test16" : "notest", t_pure,
 					       t_work, t_total, t_mpi, ovh, ovl, other < 0 ? 0 : other,
 					       kern / iters, (cpu - cpu_work) / iters,
-					       (items - items0) / iters, kmax / iters, t_start);
+					       (items - items0) / iters, kmax / iters, t_start,
+					       kthr / iters);
 			}
 			free(v);
 			free(v2);

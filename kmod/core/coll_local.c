@@ -28,6 +28,7 @@
 #include <asm/fpu/api.h>
 #endif
 #include "coll.h"
+#include "umem.h"
 
 /*
  * Bytes per chunk: 16 pages, so that pinning and the rescheduling point
@@ -74,7 +75,7 @@ static void kprog_local_apply(const struct kprog_local *l, void *dst,
 	if (l->reduce)
 		kprog_reduce_apply(l->st->dtype, l->st->op, dst, src, n);
 	else
-		memcpy(dst, src, n);
+		kprog_copy(dst, src, n);
 }
 
 /* Copies @n bytes at byte @off of the pinned @pages to or from @buf. */

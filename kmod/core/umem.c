@@ -13,10 +13,53 @@
 #include <linux/highmem.h>
 #include <linux/sched/mm.h>
 #include <linux/uaccess.h>
+#include <linux/moduleparam.h>
+#ifdef CONFIG_X86
+#include <asm/fpu/api.h>
+#endif
 #include "kprog.h"
 #include "umem.h"
 
 #define KPROG_UMEM_CHUNK	64	/* pages per side per step */
+
+/*
+ * Bulk copies between pages (pulls, COPY steps) through the vector kernel
+ * of vcopy.c instead of memcpy(). Under the emulator every kprog figure is
+ * measured in (qemu's TCG, -cpu max: ERMS without FSRM), the kernel's
+ * memcpy() is `rep movsb`, which TCG runs one byte per iteration of a
+ * translated loop; 16-byte vector moves are one access each
+ * (docs/benchmarks-coll.md, "The kernel's copies"). Natively both run at
+ * the cache's speed. Writable at run time, for A/B runs in one boot.
+ */
+static bool kprog_copy_vector = true;
+module_param_named(copy_vector, kprog_copy_vector, bool, 0644);
+MODULE_PARM_DESC(copy_vector,
+		 "Copy pulled and locally copied bytes with 16-byte vector moves (x86) instead of memcpy() (default 1)");
+
+/* Below this a copy is not worth an FPU section. */
+#define KPROG_VCOPY_MIN		256
+
+/**
+ * kprog_copy() - copy between mapped pages or kernel memory
+ * @dst: destination
+ * @src: source, not overlapping @dst
+ * @n: bytes
+ *
+ * Process context (the FPU section of the vector path); nothing may
+ * fault: pinned and mapped pages, or kernel memory.
+ */
+void kprog_copy(void *dst, const void *src, size_t n)
+{
+#ifdef CONFIG_X86
+	if (n >= KPROG_VCOPY_MIN && READ_ONCE(kprog_copy_vector)) {
+		kernel_fpu_begin();
+		kprog_vcopy(dst, src, n);
+		kernel_fpu_end();
+		return;
+	}
+#endif
+	memcpy(dst, src, n);
+}
 
 /**
  * kprog_iov_import() - take the buffer description of a post
@@ -191,10 +234,13 @@ static long kprog_umem_pin(struct mm_struct *mm, unsigned long addr, u64 n,
 	return ret ? ret : -EFAULT;
 }
 
-/* Copies @n bytes; @src is used when the source is a kernel buffer. */
+/*
+ * Copies @n bytes; @src is used when the source is a kernel buffer. @vec:
+ * the caller runs in process context (kprog_copy()), not in a softirq.
+ */
 static void kprog_umem_memcpy(struct page **dp, unsigned long doff,
 			      struct page **sp, unsigned long soff,
-			      const void *src, u64 n)
+			      const void *src, u64 n, bool vec)
 {
 	u64 pos = 0;
 	size_t c, dpo, spo;
@@ -205,12 +251,15 @@ static void kprog_umem_memcpy(struct page **dp, unsigned long doff,
 		c = min_t(u64, n - pos, PAGE_SIZE - dpo);
 		d = kmap_local_page(dp[(doff + pos) >> PAGE_SHIFT]);
 		if (src) {
-			memcpy(d + dpo, src + pos, c);
+			if (vec)
+				kprog_copy(d + dpo, src + pos, c);
+			else
+				memcpy(d + dpo, src + pos, c);
 		} else {
 			spo = offset_in_page(soff + pos);
 			c = min_t(size_t, c, PAGE_SIZE - spo);
 			s = kmap_local_page(sp[(soff + pos) >> PAGE_SHIFT]);
-			memcpy(d + dpo, s + spo, c);
+			kprog_copy(d + dpo, s + spo, c);
 			kunmap_local(s);
 		}
 		kunmap_local(d);
@@ -256,7 +305,7 @@ static long kprog_umem_step(const struct kprog_ubuf *dst,
 	n = min_t(u64, n, nd * PAGE_SIZE - offset_in_page(daddr));
 
 	kprog_umem_memcpy(dp, offset_in_page(daddr), sp, offset_in_page(saddr),
-			  kbuf ? kbuf + sc->off : NULL, n);
+			  kbuf ? kbuf + sc->off : NULL, n, true);
 	unpin_user_pages_dirty_lock(dp, nd, true);
 	ret = n;
 out_unpin:
@@ -373,7 +422,8 @@ uncharge:
  */
 u64 kprog_uland_copy(const struct kprog_uland *l, const void *src, u64 len)
 {
-	kprog_umem_memcpy((struct page **)l->pages, l->off, NULL, 0, src, len);
+	kprog_umem_memcpy((struct page **)l->pages, l->off, NULL, 0, src, len,
+			  false);
 	return len;
 }
 

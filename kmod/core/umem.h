@@ -51,6 +51,10 @@ struct kprog_iov_import {
 	struct kprog_iov inline_iov;
 };
 
+void kprog_copy(void *dst, const void *src, size_t n);
+/* vcopy.c: only between kernel_fpu_begin() and kernel_fpu_end() */
+void kprog_vcopy(void *__restrict dst, const void *__restrict src, size_t n);
+
 int kprog_iov_import(struct kprog_iov_import *im, const struct kprog_post *p);
 void kprog_iov_release(struct kprog_iov_import *im);
 

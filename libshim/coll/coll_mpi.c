@@ -31,20 +31,31 @@ static bool too_many(const struct kp_comm *c, int count)
  * Below KPROG_COLL_MIN bytes per rank a collective stays with Open MPI:
  * each round of a schedule that waited is started by a kernel work item,
  * which costs more than Open MPI's few shared-memory polls for small
- * data (docs/benchmarks-coll.md: 14-31x at 1 KiB, better from 64 KiB).
- * The size is one every member computes alike (MPI's matching type
- * signatures), so all take the same side; the v forms have no such size
- * and always go to the module.
+ * data. With KPROG_COLL_MIN unset (-1) the floor is the family's, from
+ * NBCBench's work-based overhead (docs/DESIGN.md, "Collectives in the
+ * shim", *Which sizes go to the module*): reductions have a work item per
+ * round between a transfer and its reduction, data movement only its
+ * transfers'. The size is one every member computes alike (MPI's
+ * matching type signatures), so all take the same side; the v forms have
+ * no such size and always go to the module.
  */
-static bool small(int count, MPI_Datatype type, int mult)
+#define KP_COLL_MIN_MOVE	(256 * 1024)	/* bcast, alltoall, gather, scatter, allgather */
+#define KP_COLL_MIN_REDUCE	(1024 * 1024)	/* allreduce, reduce, scans, reduce_scatter */
+
+enum kp_coll_fam { KP_FAM_MOVE, KP_FAM_REDUCE };
+
+static bool small(enum kp_coll_fam fam, int count, MPI_Datatype type, int mult)
 {
+	uint64_t min = kp.coll_min;
 	int tsize;
 
-	if (!kp.coll_min)
+	if (kp.coll_min_auto)
+		min = fam == KP_FAM_REDUCE ? KP_COLL_MIN_REDUCE : KP_COLL_MIN_MOVE;
+	if (!min)
 		return false;
 	if (count < 0 || PMPI_Type_size(type, &tsize) != MPI_SUCCESS)
 		return false;	/* erroneous: the module's path reports it as before */
-	return (uint64_t)count * (uint64_t)tsize * (uint64_t)mult < kp.coll_min;
+	return (uint64_t)count * (uint64_t)tsize * (uint64_t)mult < min;
 }
 
 /* n sizes for the vector forms; freed by the caller after the build */
@@ -63,7 +74,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	struct kp_comm *c = kp_coll_comm(comm);
 	struct kp_req *r;
 
-	if (!c || kp.coll_min)
+	if (!c || kp.coll_min || kp.coll_min_auto)
 		return KP_COLL_PASS(PMPI_Ibarrier(comm, request),
 				    PMPIX_Barrier_init(comm, KP_PINFO, request));
 	r = kp_coll_new(c);
@@ -81,7 +92,7 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 	size_t bytes;
 	void *b;
 
-	if (!c || count < 0 || bad_root(c, root) || small(count, datatype, 1))
+	if (!c || count < 0 || bad_root(c, root) || small(KP_FAM_MOVE, count, datatype, 1))
 		return KP_COLL_PASS(PMPI_Ibcast(buffer, count, datatype, root, comm, request),
 				    PMPIX_Bcast_init(buffer, count, datatype, root, comm, KP_PINFO, request));
 	r = kp_coll_new(c);
@@ -99,7 +110,8 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	struct kp_redop ro;
 	struct kp_req *r;
 
-	if (!c || count < 0 || small(count, datatype, 1) || !kp_coll_redop(datatype, op, &ro))
+	if (!c || count < 0 || small(KP_FAM_REDUCE, count, datatype, 1) ||
+	    !kp_coll_redop(datatype, op, &ro))
 		return KP_COLL_PASS(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request),
 				    PMPIX_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, KP_PINFO, request));
 	r = kp_coll_new(c);
@@ -116,7 +128,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	struct kp_redop ro;
 	struct kp_req *r;
 
-	if (!c || count < 0 || bad_root(c, root) || small(count, datatype, 1) ||
+	if (!c || count < 0 || bad_root(c, root) || small(KP_FAM_REDUCE, count, datatype, 1) ||
 	    !kp_coll_redop(datatype, op, &ro))
 		return KP_COLL_PASS(PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request),
 				    PMPIX_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, KP_PINFO, request));
@@ -134,7 +146,8 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 	struct kp_redop ro;
 	struct kp_req *r;
 
-	if (!c || count < 0 || small(count, datatype, 1) || !kp_coll_redop(datatype, op, &ro))
+	if (!c || count < 0 || small(KP_FAM_REDUCE, count, datatype, 1) ||
+	    !kp_coll_redop(datatype, op, &ro))
 		return KP_COLL_PASS(PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request),
 				    PMPIX_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, KP_PINFO, request));
 	r = kp_coll_new(c);
@@ -151,7 +164,8 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	struct kp_redop ro;
 	struct kp_req *r;
 
-	if (!c || count < 0 || small(count, datatype, 1) || !kp_coll_redop(datatype, op, &ro))
+	if (!c || count < 0 || small(KP_FAM_REDUCE, count, datatype, 1) ||
+	    !kp_coll_redop(datatype, op, &ro))
 		return KP_COLL_PASS(PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request),
 				    PMPIX_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, KP_PINFO, request));
 	r = kp_coll_new(c);
@@ -183,7 +197,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	struct kp_comm *c = kp_coll_comm(comm);
 	struct kp_redop ro;
 
-	if (!c || recvcount < 0 || small(recvcount, datatype, c->size) ||
+	if (!c || recvcount < 0 || small(KP_FAM_REDUCE, recvcount, datatype, c->size) ||
 	    !kp_coll_redop(datatype, op, &ro))
 		return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
 						  request);
@@ -211,7 +225,7 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 		total += recvcounts[i];
 	}
 	/* recvcounts is significant on every member: the same total everywhere */
-	if (total <= INT32_MAX && small((int)total, datatype, 1))
+	if (total <= INT32_MAX && small(KP_FAM_REDUCE, (int)total, datatype, 1))
 		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
 					    request);
 	return reduce_scatter(c, sendbuf, recvbuf, recvcounts, 0, &ro, request);
@@ -231,7 +245,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	void *rb;
 
 	if (!c || recvcount < 0 || (!ip && sendcount < 0) || too_many(c, recvcount) ||
-	    too_many(c, sendcount) || small(recvcount, recvtype, c->size))
+	    too_many(c, sendcount) || small(KP_FAM_MOVE, recvcount, recvtype, c->size))
 		return KP_COLL_PASS(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				      comm, request),
 				    PMPIX_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -257,7 +271,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	void *rb;
 
 	if (!c || recvcount < 0 || (!ip && sendcount < 0) || too_many(c, recvcount) ||
-	    small(recvcount, recvtype, c->size))
+	    small(KP_FAM_MOVE, recvcount, recvtype, c->size))
 		return KP_COLL_PASS(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				       comm, request),
 				    PMPIX_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -284,8 +298,8 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	struct kp_req *r;
 
 	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, recvcount) ||
-	    (c->rank == root ? small(recvcount, recvtype, c->size) :
-			       small(sendcount, sendtype, c->size)))
+	    (c->rank == root ? small(KP_FAM_MOVE, recvcount, recvtype, c->size) :
+			       small(KP_FAM_MOVE, sendcount, sendtype, c->size)))
 		return KP_COLL_PASS(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				    root, comm, request),
 				    PMPIX_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -315,8 +329,8 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	struct kp_req *r;
 
 	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, sendcount) ||
-	    (c->rank == root ? small(sendcount, sendtype, c->size) :
-			       small(recvcount, recvtype, c->size)))
+	    (c->rank == root ? small(KP_FAM_MOVE, sendcount, sendtype, c->size) :
+			       small(KP_FAM_MOVE, recvcount, recvtype, c->size)))
 		return KP_COLL_PASS(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				     root, comm, request),
 				    PMPIX_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,

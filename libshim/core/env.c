@@ -50,8 +50,8 @@ const struct kp_env_var kp_env_vars[KP_ENV_NR] = {
 		"monitoring sessions read Open MPI's collective and one-sided counts through MPI_T; auto: when --mca pml_monitoring_enable is set" },
 	[KP_ENV_COLL] = { "KPROG_COLL", KP_ENV_BOOL, "1", 0, 0, NULL,
 		"nonblocking collectives run as schedules in the module (0: all stay with Open MPI)" },
-	[KP_ENV_COLL_MIN] = { "KPROG_COLL_MIN", KP_ENV_INT, "65536", 0, LONG_MAX, NULL,
-		"smallest nonblocking collective the module runs, in bytes per rank; smaller ones (and MPI_Ibarrier) stay with Open MPI; the v forms always go to the module" },
+	[KP_ENV_COLL_MIN] = { "KPROG_COLL_MIN", KP_ENV_INT, "-1", -1, LONG_MAX, NULL,
+		"smallest nonblocking collective the module runs, in bytes per rank; smaller ones (and MPI_Ibarrier) stay with Open MPI; -1 a floor per family measured with NBCBench; the v forms always go to the module" },
 };
 
 FILE *kp_env_report;

@@ -185,7 +185,8 @@ static int dev_join(uint64_t key, const __u32 *rank_nodes, const struct kprog_no
 	/* KPROG_COLL=0: nonblocking collectives stay with Open MPI (A/B runs) */
 	kp.coll = (info.features & KPROG_FEAT_COLL) && info.max_coll_steps &&
 		  kp_env_bool(KP_ENV_COLL);
-	kp.coll_min = (size_t)kp_env_long(KP_ENV_COLL_MIN);
+	kp.coll_min_auto = kp_env_long(KP_ENV_COLL_MIN) < 0;
+	kp.coll_min = kp.coll_min_auto ? 0 : (size_t)kp_env_long(KP_ENV_COLL_MIN);
 	kp.max_coll_steps = info.max_coll_steps;
 	kp.eager_limit = j.eager_limit;
 	if ((j.flags & KPROG_JOIN_TIMES) && kp.ring->times_offset)

@@ -47,6 +47,7 @@ struct kp_state {
 	bool coll;		/* nonblocking collectives go to the module (coll.c) */
 	uint32_t max_coll_steps;	/* steps of one schedule (kprog_info) */
 	size_t coll_min;	/* KPROG_COLL_MIN: smaller collectives stay with Open MPI */
+	bool coll_min_auto;	/* KPROG_COLL_MIN -1: the floors of coll_mpi.c */
 };
 extern struct kp_state kp;
 

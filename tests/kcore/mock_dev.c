@@ -110,6 +110,7 @@ loff_t noop_llseek(struct file *file, loff_t offset, int whence)
 const struct kernel_param_ops param_ops_uint;
 const struct kernel_param_ops param_ops_charp;
 const struct kernel_param_ops param_ops_int;
+const struct kernel_param_ops param_ops_bool;
 struct module __this_module = { .name = "kprog" };
 
 /*

@@ -255,3 +255,30 @@ TEST_NO_MODULE(umem__copy_of_4_gib_plus_100_bytes_steps_a_whole_chunk_first)
 	mock_huge_unmap(src, len);
 	mock_huge_unmap(dst, len + PAGE_SIZE);
 }
+
+/*
+ * kprog_copy() (the vector loop of vcopy.c in an FPU section from 256
+ * bytes, memcpy() below) against memcpy(), at every offset of both sides
+ * within 16 bytes and at lengths around the loop's 64- and 16-byte steps
+ * and a page; nothing outside the destination is written.
+ */
+TEST_NO_MODULE(umem__copy_matches_memcpy_at_every_alignment_and_length)
+{
+	static const size_t lens[] = { 0, 1, 15, 16, 17, 63, 64, 65, 255, 256,
+				       257, 1000, 4095, 4096, 4097, 4200 };
+	static u8 src[4200 + 16], dst[4200 + 48], ref[4200 + 48];
+	size_t so, d, i, bad = 0;
+
+	for (i = 0; i < sizeof(src); i++)
+		src[i] = (u8)(i * 7 + 3);
+	for (so = 0; so < 16; so++)
+		for (d = 0; d < 16; d++)
+			for (i = 0; i < ARRAY_SIZE(lens); i++) {
+				memset(dst, 0xa5, sizeof(dst));
+				memset(ref, 0xa5, sizeof(ref));
+				memcpy(ref + 16 + d, src + so, lens[i]);
+				kprog_copy(dst + 16 + d, src + so, lens[i]);
+				bad += !!memcmp(dst, ref, sizeof(dst));
+			}
+	EXPECT_EQ(bad, 0);
+}

@@ -188,7 +188,7 @@ static void check_files(MPI_M_msid id, unsigned mask)
  * Strict mode without KPROG_DISABLE (the module runs the collectives; not
  * in monitoring-xcheck): an MPI_Ialltoall of
  * 32 KiB blocks, which the shim hands to the module (128 KiB per rank,
- * above KPROG_COLL_MIN), counts one message of 32 KiB to every other rank
+ * above the KPROG_COLL_MIN=65536 tests/mpi/run gives it), counts one message of 32 KiB to every other rank
  * in the collective class and nothing in the point-to-point class. Not
  * without the module: Open MPI's collective would then add to its pml
  * monitoring output, which monitoring-xcheck compares.

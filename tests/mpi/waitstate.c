@@ -19,7 +19,7 @@
  *    (late_allreduce()): rank 0's row must show at least half of R x T,
  *    rank 1's less than half of rank 0's.
  *  - Wait at NxN of a nonblocking collective: the same with
- *    MPI_Iallreduce of 128 KiB (the module's, from KPROG_COLL_MIN up) and
+ *    MPI_Iallreduce of 128 KiB (the module's: tests/mpi/run sets KPROG_COLL_MIN=65536) and
  *    MPI_Wait (late_iallreduce()): under the module rank 0's row is
  *    "MPI_Wait(nbc)", with at least half of R x T, rank 1's less than half
  *    of rank 0's; without it an Open MPI request, a plain MPI_Wait row.
@@ -87,7 +87,7 @@ __attribute__((noinline)) void late_allreduce(void)
 	MPI_CHECK(MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
 }
 
-#define NBC_COUNT (16 << 10)	/* doubles: 128 KiB, from KPROG_COLL_MIN (64 KiB) up */
+#define NBC_COUNT (16 << 10)	/* doubles: 128 KiB, from KPROG_COLL_MIN=65536 up (tests/mpi/run) */
 static double nbc_in[NBC_COUNT], nbc_out[NBC_COUNT];
 
 __attribute__((noinline)) void late_iallreduce(void)
