@@ -65,6 +65,8 @@ static const struct kp_fast_upcalls *fast_up;	/* kp_fast_init()'s */
 static uint32_t fast_limit;
 static struct kprog_src *src_state;	/* kernel-written, per rank */
 static struct kp_fast_stats fstats;
+static bool want_narrow;		/* kp_fast_want(): kick only from want[] */
+static uint8_t *want;			/* by world rank */
 
 bool kp_fast_active(void)
 {
@@ -120,8 +122,11 @@ void kp_fast_fini(void)
 		munmap(peers[active[i]].map, peers[active[i]].map_bytes);
 	free(peers);
 	free(active);
+	free(want);
 	peers = NULL;
 	active = NULL;
+	want = NULL;
+	want_narrow = false;
 	nactive = 0;
 	fast_on = false;
 }
@@ -968,10 +973,71 @@ uint64_t kp_fast_rx_published(void)
 	return sum;
 }
 
+/*
+ * Which channels a sleeping wait asks to be kicked on. A wait whose
+ * requests are all receives posted here with a given source (MPI_Wait on
+ * one halo receive, MPI_Recv, Waitall of receives) is completed by those
+ * peers' records only: a record from any other peer would be held
+ * unmatched until this rank posts again, so its kick would only wake the
+ * rank to sleep once more (two context switches and a system call each,
+ * on a CPU that other ranks need when they outnumber the CPUs; LULESH's
+ * 7-26 neighbours send while each waits for one). The kicks then come
+ * from the sources of every receive posted here (a rendezvous record for
+ * a receive not waited on is still taken at once: its sender waits for
+ * it), from all peers while one of them is MPI_ANY_SOURCE. Anything else
+ * (probes, sends, receives in the kernel, Waitany/some, threads) keeps
+ * every channel asking. Completions in the ring wake the rank either way.
+ */
+
+bool kp_fast_want_recv(const struct kp_req *r)
+{
+	if (r->state == RS_COMPLETE || r->state == RS_INACTIVE || r->state == RS_FREE)
+		return true;	/* nothing to wait for */
+	return r->kind == KR_RECV && r->upost && !r->mrecv && !r->in_kernel &&
+	       r->state == RS_ACTIVE && r->peer >= 0;
+}
+
+void kp_fast_want(bool narrow)
+{
+	want_narrow = narrow && fast_on && !kp.mt;
+}
+
+/* Mark the peers whose records may complete a receive posted here; false: all may. */
+static bool want_mark(void)
+{
+	int i, w;
+
+	if (!want) {
+		want = calloc((size_t)kp.world_size, 1);
+		if (!want)
+			return false;
+	}
+	if (krecv_on)
+		return false;	/* receives in the kernel: their records are drained by our polls */
+	for (i = 0; i < nactive; i++)
+		want[active[i]] = 0;
+	for (struct kp_req *r = uhead; r; r = r->unext) {
+		if (r->peer < 0)
+			return false;	/* MPI_ANY_SOURCE */
+		w = r->comm->c2w[r->peer];
+		if (peers[w].state != PEER_MAPPED)
+			return false;	/* a channel not mapped yet: its first record */
+		want[w] = 1;
+	}
+	return true;
+}
+
 void kp_fast_waiting(bool on)
 {
 	int i;
 
+	if (on && want_narrow && want_mark()) {
+		for (i = 0; i < nactive; i++)
+			__atomic_store_n(&peers[active[i]].rx.h->waiting, want[active[i]],
+					 __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		return;
+	}
 	for (i = 0; i < nactive; i++)
 		__atomic_store_n(&peers[active[i]].rx.h->waiting, on ? 1 : 0, __ATOMIC_RELAXED);
 	/* The flag before the last look at the channels: pairs with the senders' fence. */

@@ -307,13 +307,14 @@ void kp_wait_one(struct kp_req *r)
 	bool blocking = r->blocking;
 
 	r->blocking = true;
-
+	kp_fast_want(kp_fast_want_recv(r));	/* kicks from its source only (fast.c) */
 	for (;;) {
 		kp_progress();
 		if (r->state == RS_COMPLETE || r->state == RS_INACTIVE || r->state == RS_FREE)
 			break;
 		kp_wait_step(&w, false);
 	}
+	kp_fast_want(false);
 	r->blocking = blocking;
 	kp_wait_end(&w);
 }

@@ -334,6 +334,8 @@ bool kp_fast_news(void);		/* something to poll since the last poll */
 bool kp_fast_user_recvs(void);		/* receives posted in user space exist */
 uint64_t kp_fast_rx_published(void);	/* bytes published to us on all channels */
 void kp_fast_waiting(bool on);		/* ask senders to kick us */
+bool kp_fast_want_recv(const struct kp_req *r);	/* r needs only its source's kicks */
+void kp_fast_want(bool narrow);		/* the wait's requests all do: fewer kicks */
 void kp_fast_kick(int w);		/* after a record to w: wake it if it sleeps */
 struct kp_dir *kp_fast_tx(int w);	/* the channel to w to write in, or NULL */
 void kp_fast_krecv(bool on);		/* the krecv hint: receives in the kernel */

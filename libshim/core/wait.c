@@ -43,6 +43,17 @@ static bool kernel_work(int n, const MPI_Request reqs[])
 	return false;
 }
 
+/* Are all of reqs' kprog requests receives posted in user space with a source (fast.c)? */
+static bool only_user_recvs(int n, const MPI_Request reqs[])
+{
+	int j;
+
+	for (j = 0; j < n; j++)
+		if (kp_is_req(reqs[j]) && !kp_fast_want_recv(kp_req(reqs[j])))
+			return false;
+	return true;
+}
+
 /* ---- single requests ---- */
 
 /* MPI_Wait (waitprof.c times it when the profiler is on) */
@@ -303,11 +314,14 @@ int kp_mpi_waitall(int n, MPI_Request reqs[], MPI_Status statuses[])
 				subdone = true;
 		}
 		/* asked only when the wait has to wait: most windows do not */
-		if (!w.t0)
+		if (!w.t0) {
 			w.kernel_work = kernel_work(n, reqs);
+			kp_fast_want(subdone && only_user_recvs(n, reqs));
+		}
 		kp_wait_step(&w, !subdone);
 		kp_progress();
 	}
+	kp_fast_want(false);
 	kp_wait_end(&w);
 	rc = finish_all(&m, reqs, statuses, subrc);
 	mix_fini(&m);
