@@ -138,13 +138,20 @@ bool kp_cpu_queue_open(void)
 	return loadavg_fd >= 0 && online_cpus > 0 && kp_cpu_queue() != INT32_MIN;
 }
 
-int kp_cpu_queue(void)
+int kp_cpu_runnable(void)
 {
 	int running;
 
 	if (!scan_proc(loadavg_fd, 1, "%*s %*s %*s %d/", &running))
-		return INT32_MIN;
-	return running - (int)online_cpus;
+		return -1;
+	return running;
+}
+
+int kp_cpu_queue(void)
+{
+	int running = kp_cpu_runnable();
+
+	return running < 0 ? INT32_MIN : running - (int)online_cpus;
 }
 
 void kp_cpu_queue_close(void)

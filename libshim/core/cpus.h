@@ -25,6 +25,8 @@ bool kp_cpu_queue_open(void);
  * > 0 some wait for a CPU; INT32_MIN if unknown
  */
 int kp_cpu_queue(void);
+/* Tasks running or runnable on the machine now (the caller included); -1 if unknown */
+int kp_cpu_runnable(void);
 void kp_cpu_queue_close(void);
 
 #endif

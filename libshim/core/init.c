@@ -360,7 +360,7 @@ static void spin_policy(int node_size, int provided)
 	if (kp_cpu_queue_open())
 		kp_spin_when_free(&kp.spin, us < 0 ? 0 : us);	/* spin.h KP_SPIN_QUEUE_NS */
 	if (ncpu < node_size) {
-		kp_spin_oversub(&kp.spin, ous);
+		kp_spin_oversub(&kp.spin, ous, node_size);
 		if (kp.spin.oversub)
 			kp_log(1, "%d ranks on %d CPUs%s: oversubscribed, blocking calls spin yielding for %s, then sleep",
 			       node_size, ncpu, mn[0] == ncpu ? " (cgroup quota)" : "",
@@ -631,13 +631,13 @@ void kp_shutdown(void)
 			       (unsigned long long)f->drains, (unsigned long long)f->kicks,
 			       (unsigned long long)f->full, (unsigned long long)f->full_fallback);
 		}
-		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu; crowded %llu times%s; yields %llu, lost %llu; spun on with CPUs free %llu, ended so %llu)",
+		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu; crowded %llu times%s; yields %llu, lost %llu, long but to our ranks %llu; spun on with CPUs free %llu, ended so %llu)",
 		       (unsigned long long)kp.spin.waits, (unsigned long long)kp.spin.slept,
 		       (unsigned long long)kp.spin.limit_ns / 1000,
 		       (unsigned long long)kp.spin.grew, (unsigned long long)kp.spin.shrank,
 		       (unsigned long long)kp.spin.crowded_times, kp.spin.crowded ? ", now" : "",
 		       (unsigned long long)kp.spin.yields, (unsigned long long)kp.spin.yields_lost,
-		       (unsigned long long)kp.spin.alone, (unsigned long long)kp.spin.alone_ended);
+		       (unsigned long long)kp.spin.yields_own, (unsigned long long)kp.spin.alone, (unsigned long long)kp.spin.alone_ended);
 		kp_progress_hook(false);
 		kp_log(1, "rendezvous sends through channels: %llu", (unsigned long long)kp_rts_sent());
 		if (kp.coll) {

@@ -49,11 +49,12 @@ static void share(struct kp_spin *s)
 	}
 }
 
-void kp_spin_oversub(struct kp_spin *s, long oversub_us)
+void kp_spin_oversub(struct kp_spin *s, long oversub_us, int job_ranks)
 {
 	if (s->fixed)
 		return;		/* KPROG_SPIN_US */
 	s->oversub = true;
+	s->job_ranks = job_ranks;
 	s->oversub_us = oversub_us;
 	share(s);
 }
@@ -94,14 +95,20 @@ void kp_spin_watch(struct kp_spin *s, uint64_t now, uint64_t delay)
 	}
 }
 
-void kp_spin_yielded(struct kp_spin *s, uint64_t before, uint64_t after, uint64_t delay_ns)
+void kp_spin_yielded(struct kp_spin *s, uint64_t before, uint64_t after, uint64_t delay_ns,
+		     int runnable)
 {
 	s->yields++;
-	if (after - before > KP_SPIN_YIELD_LOST_NS &&
-	    (delay_ns == UINT64_MAX || delay_ns > KP_SPIN_YIELD_LOST_NS / 2)) {
-		s->yields_lost++;
-		s->noyield_until = after + KP_SPIN_NOYIELD_NS;
+	if (after - before <= KP_SPIN_YIELD_LOST_NS ||
+	    (delay_ns != UINT64_MAX && delay_ns <= KP_SPIN_YIELD_LOST_NS / 2))
+		return;
+	/* oversubscribed: the CPU went to one of our ranks (KP_SPIN_OWN) */
+	if (KP_SPIN_OWN && s->oversub && runnable >= 0 && runnable <= s->job_ranks) {
+		s->yields_own++;
+		return;
 	}
+	s->yields_lost++;
+	s->noyield_until = after + KP_SPIN_NOYIELD_NS;
 }
 
 static void set_limit(struct kp_spin *s, uint64_t v)

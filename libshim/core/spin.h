@@ -57,7 +57,15 @@
  * machine took away shows the time but not the delay, and says nothing
  * about this machine's tasks), stops the yields for KP_SPIN_NOYIELD_NS, during
  * which the shared cases spin at most KP_SPIN_NOYIELD_SPIN_NS without
- * yielding and then sleep (kp_spin_limit()). Measured in the 2-vCPU VM
+ * yielding and then sleep (kp_spin_limit()). Oversubscribed, that holds
+ * only while another job's task may have taken the CPU (KP_SPIN_OWN):
+ * when the task that ran was one of our own ranks, sleeping instead of
+ * yielding puts a wake-up on every later message between our ranks
+ * (npscale, all pairs at once at 8 ranks on 2 vCPUs: the yields off after
+ * a few long yields, the adaptive limit shrunk to 1 us by the waits that
+ * slept, and every message paid a wake-up: 440-480 us against 144-164
+ * us for plain Open MPI), while our own rank will answer or compute what
+ * we wait for anyway. Measured in the 2-vCPU VM
  * (issue 31): LAMMPS at 4 ranks 26.2 s plain, 29.1 s yielding for the
  * adaptive limit, 19.4 s with a 5 us spin and a sleep, while npscale's
  * pairs all at once, whose co-runners are partners, need the yields (1.4
@@ -112,6 +120,17 @@ _Static_assert((KP_SPIN_CLOCK_POLLS & (KP_SPIN_CLOCK_POLLS - 1)) == 0, "a power 
 #endif
 
 /*
+ * Oversubscribed by its own ranks, a job's long yield went to one of its
+ * ranks unless the machine's run queue, read when the yield returned,
+ * holds more tasks than the job has ranks on the node: only then is some
+ * other job's task (a hog) runnable, and only then does the yield count
+ * as lost. KP_SPIN_OWN 0: every long yield counts (the rule before).
+ */
+#ifndef KP_SPIN_OWN
+#define KP_SPIN_OWN 1
+#endif
+
+/*
  * Past the shared-case limit, a wait sleeps only if some task of the
  * machine waits for a CPU (cpus.c kp_cpu_queue(): /proc/loadavg's count of
  * runnable tasks against the CPUs online). While none does, the spin takes
@@ -143,8 +162,10 @@ struct kp_spin {
 	uint64_t watch_t, watch_delay;	/* the last look: when, and the run delay then */
 	uint64_t noyield_until;	/* no yields before this time (kp_clock_ns): one was lost */
 	uint64_t alone_ns;	/* shared case: spin on this long while no task waits for a CPU; 0: never */
+	int job_ranks;		/* oversubscribed: this job's ranks on the node (KP_SPIN_OWN) */
 	/* statistics, for KPROG_VERBOSE */
 	uint64_t waits, slept, grew, shrank, crowded_times, yields, yields_lost;
+	uint64_t yields_own;	/* long yields with no other job's task runnable: not lost */
 	uint64_t alone, alone_ended;	/* spun on past the limit (CPUs free); ended so, no sleep */
 };
 
@@ -176,7 +197,7 @@ void kp_spin_dedicate(struct kp_spin *s, long dedicated_us);
  * The node's ranks outnumber their CPUs: spin oversub_us (< 0: the
  * adaptive limit), yielding, then sleep (unless KPROG_SPIN_US fixed it).
  */
-void kp_spin_oversub(struct kp_spin *s, long oversub_us);
+void kp_spin_oversub(struct kp_spin *s, long oversub_us, int job_ranks);
 /*
  * A dedicated spin that watches the run delay (now: kp_clock_ns(), delay:
  * the thread's run delay so far); crowded, it spins as kp_spin_oversub().
@@ -193,9 +214,18 @@ void kp_spin_watch(struct kp_spin *s, uint64_t now, uint64_t delay);
 /*
  * A sched_yield() called at @before returned at @after (kp_clock_ns);
  * @delay_ns: how much of the wait so far this thread spent runnable but
- * waiting for a CPU (UINT64_MAX: unknown, then the elapsed time counts).
+ * waiting for a CPU (UINT64_MAX: unknown, then the elapsed time counts);
+ * @runnable: the machine's tasks running or runnable when it returned
+ * (-1: not read; kp_spin_yield_asks() says when it is needed).
  */
-void kp_spin_yielded(struct kp_spin *s, uint64_t before, uint64_t after, uint64_t delay_ns);
+void kp_spin_yielded(struct kp_spin *s, uint64_t before, uint64_t after, uint64_t delay_ns,
+		     int runnable);
+
+/* Does kp_spin_yielded() want the run queue for a yield of this length? */
+static inline bool kp_spin_yield_asks(const struct kp_spin *s, uint64_t yield_ns)
+{
+	return s->oversub && yield_ns > KP_SPIN_YIELD_LOST_NS;
+}
 /* One wait ended after wait_ns; slept: it had to sleep in the kernel. */
 void kp_spin_record(struct kp_spin *s, uint64_t wait_ns, bool slept);
 

@@ -19,6 +19,7 @@ void kp_spin_yield(uint64_t now, uint64_t *delay0)
 {
 	bool known = kp.spin.delay_known && !kp.mt;
 	uint64_t after, d, delay = UINT64_MAX;
+	int runnable = -1;
 
 	if (known && !*delay0)
 		*delay0 = kp_run_delay_ns();
@@ -28,5 +29,7 @@ void kp_spin_yield(uint64_t now, uint64_t *delay0)
 		d = kp_run_delay_ns();
 		delay = d != UINT64_MAX && d >= *delay0 ? d - *delay0 : UINT64_MAX;
 	}
-	kp_spin_yielded(&kp.spin, now, after, delay);
+	if (kp_spin_yield_asks(&kp.spin, after - now))
+		runnable = kp_cpu_runnable();
+	kp_spin_yielded(&kp.spin, now, after, delay, runnable);
 }

@@ -326,31 +326,34 @@ static void test_spin(void)
 
 	/* oversubscribed: short and yielding */
 	kp_spin_init(&s, -1, 1, 1000, 50);
-	kp_spin_oversub(&s, 5);
+	kp_spin_oversub(&s, 5, 8);
 	EXPECT(s.oversub && s.yield && s.fixed && s.limit_ns == 5000,
 	       "oversubscribed: a fixed 5 us spin that yields");
 	kp_spin_record(&s, 300000, true);
 	EXPECT(s.limit_ns == 5000, "a short slept wait does not grow it (the sleep let the partner run)");
 	kp_spin_init(&s, -1, 1, 1000, 50);
-	kp_spin_oversub(&s, -1);
+	kp_spin_oversub(&s, -1, 8);
 	EXPECT(s.oversub && s.yield && !s.fixed && s.limit_ns == 50000,
 	       "KPROG_SPIN_OVERSUB_US=-1: adaptive, still yielding");
 	kp_spin_init(&s, 20, 1, 1000, 50);
-	kp_spin_oversub(&s, 5);
+	kp_spin_oversub(&s, 5, 8);
 	EXPECT(!s.oversub && !s.yield && s.limit_ns == 20000, "KPROG_SPIN_US wins over oversubscription");
 
 	/* a yield that lost the CPU for a time slice: no yields for a while, a short spin */
 	kp_spin_init(&s, -1, 1, 1000, 50);
-	kp_spin_oversub(&s, -1);
+	kp_spin_oversub(&s, -1, 8);
 	EXPECT(kp_spin_may_yield(&s, 1000000) && kp_spin_limit(&s, 1000000) == 50000,
 	       "oversubscribed: yields, the adaptive limit");
-	kp_spin_yielded(&s, 1000000, 1000000 + 30000, UINT64_MAX);
+	kp_spin_yielded(&s, 1000000, 1000000 + 30000, UINT64_MAX, -1);
 	EXPECT(s.yields == 1 && !s.yields_lost && kp_spin_may_yield(&s, 1040000),
 	       "a 30 us yield (a partner's turn) keeps the yields");
-	kp_spin_yielded(&s, 1500000, 1500000 + 4000000, 20000);
+	kp_spin_yielded(&s, 1500000, 1500000 + 4000000, 20000, 10);
 	EXPECT(!s.yields_lost && kp_spin_may_yield(&s, 5600000),
 	       "a 4 ms yield with 20 us of run delay (the host took the vCPU) keeps the yields");
-	kp_spin_yielded(&s, 2000000, 2000000 + 4000000, 3900000);
+	kp_spin_yielded(&s, 1800000, 1800000 + 4000000, 3900000, 8);
+	EXPECT(!s.yields_lost && s.yields_own == 1 && kp_spin_may_yield(&s, 5900000),
+	       "a 4 ms yield with 8 tasks runnable for 8 ranks (one of ours computed) keeps the yields");
+	kp_spin_yielded(&s, 2000000, 2000000 + 4000000, 3900000, 10);
 	EXPECT(s.yields_lost == 1 && !kp_spin_may_yield(&s, 6100000) &&
 	       kp_spin_limit(&s, 6100000) == KP_SPIN_NOYIELD_SPIN_NS,
 	       "a 4 ms yield (a computing task's slice): no yields, a %llu ns spin",
@@ -376,6 +379,10 @@ static void test_spin(void)
 	       "30%% run delay: crowded, the oversubscribed spin");
 	kp_spin_watch(&s, 1300000000ull, 7000 + 31000000 + 5000000);	/* 5% */
 	EXPECT(s.crowded, "5%% keeps it crowded (hysteresis)");
+	kp_spin_yielded(&s, 1300000000ull, 1304000000ull, 3900000, 2);
+	EXPECT(s.yields_lost == 1 && !kp_spin_may_yield(&s, 1305000000ull),
+	       "crowded (another job's tasks by definition): a long yield is lost whatever the run queue");
+	s.noyield_until = 0;
 	kp_spin_watch(&s, 1400000000ull, 7000 + 36000000 + 1000000);	/* 1% */
 	EXPECT(!s.crowded && !s.yield && s.fixed && s.limit_ns == 5000000,
 	       "below 2%%: dedicated again");
@@ -394,7 +401,7 @@ static void test_spin(void)
 
 	/* past the shared limit while no task waits for a CPU (progress.c cpus_free()) */
 	kp_spin_init(&s, -1, 1, 1000, 50);
-	kp_spin_oversub(&s, -1);
+	kp_spin_oversub(&s, -1, 8);
 	kp_spin_when_free(&s, 5000);
 	EXPECT(s.alone_ns == 5000000 && s.limit_ns == 50000,
 	       "spin on for the dedicated time, the shared limit unchanged");
@@ -411,6 +418,7 @@ static void test_cpu_queue(void)
 	q = kp_cpu_queue();
 	EXPECT(q != INT32_MIN && q >= 1 - online,
 	       "the reader itself runs: runnable - online CPUs = %d, online %ld", q, online);
+	EXPECT(kp_cpu_runnable() >= 1, "the reader is among the runnable tasks");
 	kp_cpu_queue_close();
 	EXPECT(kp_cpu_queue() == INT32_MIN, "closed: unknown");
 }
