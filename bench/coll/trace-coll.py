@@ -33,6 +33,16 @@ def med(v):
     return '%.0f' % statistics.median(v) if v else '-'
 
 
+def events(path):
+    """The trace's lines as (comm, pid, cpu, time in us, event, rest)."""
+    with open(path, errors='replace') as f:
+        for line in f:
+            m = LINE.match(line)
+            if m:
+                comm, pid, cpu, ts, ev, rest = m.groups()
+                yield comm, int(pid), int(cpu), float(ts) * 1e6, ev, rest
+
+
 def parse(path, prefix):
     colls = []          # dicts in order of the calls
     open_coll = {}      # pid -> the collective whose call is running
@@ -42,45 +52,39 @@ def parse(path, prefix):
     running = {}        # cpu -> (start, function, queued at, previous task)
     prev_task = {}      # cpu -> comm switched out last
     works = []          # (start, end, cpu, function, delay, after_rank)
-    with open(path, errors='replace') as f:
-        for line in f:
-            m = LINE.match(line)
-            if not m:
-                continue
-            comm, pid, cpu, ts, ev, rest = m.groups()
-            pid, cpu, t = int(pid), int(cpu), float(ts) * 1e6
-            if ev == 'sys_enter':
-                mm = re.match(r'NR 16 \((\w+), (\w+)', rest)
-                if mm and comm.startswith(prefix):
-                    cmd = int(mm.group(2), 16)
-                    if (cmd >> 8) & 0xff == KPROG_MAGIC and cmd & 0xff == NR_COLL:
-                        c = {'pid': pid, 'enter': t, 'exit': None, 'done': None}
-                        open_coll[pid] = c
-                        colls.append(c)
-            elif ev == 'sys_exit':
-                if pid in open_coll:
-                    open_coll.pop(pid)['exit'] = t
-            elif ev == 'kprog_complete':
-                mm = re.search(r'rank=(\d+) req_id=(\d+) .* (\w+)$', rest)
-                if mm and mm.group(3) in ('ring', 'overflow', 'inline'):
-                    ring.append((t, int(mm.group(1)), int(mm.group(2))))
-            elif ev == 'workqueue_queue_work':
-                mm = re.search(r'work struct=(\w+)', rest)
-                if mm:
-                    queued[mm.group(1)] = t
-            elif ev == 'workqueue_execute_start':
-                mm = re.search(r'work struct (\w+): function (\S+)', rest)
-                if mm and mm.group(2).startswith('kprog'):
-                    running[cpu] = (t, mm.group(2), queued.pop(mm.group(1), None),
-                                    prev_task.get(cpu, ''))
-            elif ev == 'workqueue_execute_end':
-                if cpu in running:
-                    s, fn, q, prev = running.pop(cpu)
-                    works.append((s, t, cpu, fn, (s - q) if q else 0.0, prev.startswith(prefix)))
-            elif ev == 'sched_switch':
-                mm = re.search(r'prev_comm=(.*?) prev_pid=', rest)
-                if mm:
-                    prev_task[cpu] = mm.group(1)
+    for comm, pid, cpu, t, ev, rest in events(path):
+        if ev == 'sys_enter':
+            mm = re.match(r'NR 16 \((\w+), (\w+)', rest)
+            if mm and comm.startswith(prefix):
+                cmd = int(mm.group(2), 16)
+                if (cmd >> 8) & 0xff == KPROG_MAGIC and cmd & 0xff == NR_COLL:
+                    c = {'pid': pid, 'enter': t, 'exit': None, 'done': None}
+                    open_coll[pid] = c
+                    colls.append(c)
+        elif ev == 'sys_exit':
+            if pid in open_coll:
+                open_coll.pop(pid)['exit'] = t
+        elif ev == 'kprog_complete':
+            mm = re.search(r'rank=(\d+) req_id=(\d+) .* (\w+)$', rest)
+            if mm and mm.group(3) in ('ring', 'overflow', 'inline'):
+                ring.append((t, int(mm.group(1)), int(mm.group(2))))
+        elif ev == 'workqueue_queue_work':
+            mm = re.search(r'work struct=(\w+)', rest)
+            if mm:
+                queued[mm.group(1)] = t
+        elif ev == 'workqueue_execute_start':
+            mm = re.search(r'work struct (\w+): function (\S+)', rest)
+            if mm and mm.group(2).startswith('kprog'):
+                running[cpu] = (t, mm.group(2), queued.pop(mm.group(1), None),
+                                prev_task.get(cpu, ''))
+        elif ev == 'workqueue_execute_end':
+            if cpu in running:
+                s, fn, q, prev = running.pop(cpu)
+                works.append((s, t, cpu, fn, (s - q) if q else 0.0, prev.startswith(prefix)))
+        elif ev == 'sched_switch':
+            mm = re.search(r'prev_comm=(.*?) prev_pid=', rest)
+            if mm:
+                prev_task[cpu] = mm.group(1)
     # The steps' posts are not traced, so a rank's collectives are paired
     # with its completions in order (ring, or inline when the call ended
     # it), and its pid with the rank number under which that pairing never
@@ -137,35 +141,29 @@ def osu(path, prefix, group):
     cpu_pid = {}
     done_by_rank = {}
     fires, works = [], []   # (t, cpu)
-    with open(path, errors='replace') as f:
-        for line in f:
-            m = LINE.match(line)
-            if not m:
-                continue
-            comm, pid, cpu, ts, ev, rest = m.groups()
-            pid, cpu, t = int(pid), int(cpu), float(ts) * 1e6
-            if ev == 'mpi_start' and comm.startswith(prefix):
-                c = {'start': t, 'exit': None, 'wait': None, 'ret': None, 'sret': None}
-                cur[pid] = c
-                recs.setdefault(pid, []).append(c)
-                pid_cpu[pid] = cpu
-                cpu_pid[cpu] = pid
-            elif ev == 'sys_exit' and pid in cur and cur[pid]['exit'] is None:
-                cur[pid]['exit'] = t
-            elif ev == 'mpi_start_ret' and pid in cur and cur[pid]['sret'] is None:
-                cur[pid]['sret'] = t
-            elif ev == 'mpi_wait' and pid in cur and cur[pid]['wait'] is None:
-                cur[pid]['wait'] = t
-            elif ev == 'mpi_wait_ret' and pid in cur and cur[pid]['ret'] is None:
-                cur[pid]['ret'] = t
-            elif ev == 'hrtimer_expire_entry' and 'kprog_sched_start_fire' in rest:
-                fires.append((t, cpu))
-            elif ev == 'workqueue_execute_start' and 'function kprog' in rest:
-                works.append((t, cpu))
-            elif ev == 'kprog_complete':
-                mm = re.search(r'rank=(\d+) req_id=(\d+) .* (\w+)$', rest)
-                if mm and mm.group(3) in ('ring', 'overflow', 'inline'):
-                    done_by_rank.setdefault(int(mm.group(1)), []).append(t)
+    for comm, pid, cpu, t, ev, rest in events(path):
+        if ev == 'mpi_start' and comm.startswith(prefix):
+            c = {'start': t, 'exit': None, 'wait': None, 'ret': None, 'sret': None}
+            cur[pid] = c
+            recs.setdefault(pid, []).append(c)
+            pid_cpu[pid] = cpu
+            cpu_pid[cpu] = pid
+        elif ev == 'sys_exit' and pid in cur and cur[pid]['exit'] is None:
+            cur[pid]['exit'] = t
+        elif ev == 'mpi_start_ret' and pid in cur and cur[pid]['sret'] is None:
+            cur[pid]['sret'] = t
+        elif ev == 'mpi_wait' and pid in cur and cur[pid]['wait'] is None:
+            cur[pid]['wait'] = t
+        elif ev == 'mpi_wait_ret' and pid in cur and cur[pid]['ret'] is None:
+            cur[pid]['ret'] = t
+        elif ev == 'hrtimer_expire_entry' and 'kprog_sched_start_fire' in rest:
+            fires.append((t, cpu))
+        elif ev == 'workqueue_execute_start' and 'function kprog' in rest:
+            works.append((t, cpu))
+        elif ev == 'kprog_complete':
+            mm = re.search(r'rank=(\d+) req_id=(\d+) .* (\w+)$', rest)
+            if mm and mm.group(3) in ('ring', 'overflow', 'inline'):
+                done_by_rank.setdefault(int(mm.group(1)), []).append(t)
     # a rank's completions in order, to its pid as in parse()
     pid_rank = {}
     for pid in sorted(recs):
