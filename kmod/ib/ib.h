@@ -119,7 +119,7 @@ static inline void kprog_ib_gauge_add(enum kprog_ib_gauge g, long n)
 }
 
 extern struct workqueue_struct *kprog_ib_wq;
-extern struct workqueue_struct *kprog_ib_coll_wq;
+extern struct workqueue_struct *kprog_ib_xfer_wq;
 extern const struct kprog_transport kprog_ib_xport;
 
 /* ---- messages on their way out (ib_conn.c) ---- */
@@ -493,8 +493,6 @@ enum kprog_ib_tx_state {
  * @fin_status: from the FIN
  * @err: a chunk could not be pinned: the send completes with this
  * @work: pins and registers a wanted chunk
- * @wq: where @work runs: kprog_ib_coll_wq for a collective's step
- *	(KPROG_ENV_COLL), kprog_ib_wq otherwise
  */
 struct kprog_ib_tx {
 	struct kref ref;
@@ -517,7 +515,6 @@ struct kprog_ib_tx {
 	int fin_status;
 	int err;
 	struct work_struct work;
-	struct workqueue_struct *wq;
 };
 
 /**
@@ -545,7 +542,6 @@ struct kprog_ib_tx {
  * @read_cqe: its completion
  * @read_start: when it was posted (for the trace)
  * @work: pins the next piece and posts its READ
- * @wq: where @work runs (as &kprog_ib_tx.wq, from the RTS's flags)
  */
 struct kprog_ib_rdv {
 	struct kref ref;
@@ -570,7 +566,6 @@ struct kprog_ib_rdv {
 	struct ib_cqe read_cqe;
 	u64 read_start;
 	struct work_struct work;
-	struct workqueue_struct *wq;
 };
 
 int kprog_ib_rndv_init(void);

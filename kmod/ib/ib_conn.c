@@ -31,8 +31,9 @@
  * Completion context. The CQs are polled in softirq (IB_POLL_SOFTIRQ):
  * the handlers only parse, match (kprog_arrive() allows softirq), post
  * and complete, which is the cheapest context with the lowest latency;
- * whatever sleeps goes to kprog_ib_wq (pinning, READ set-up, endpoint
- * puts, departures) or kprog_ib_cm_wq (teardown).
+ * whatever sleeps goes to kprog_ib_xfer_wq (pinning, READ set-up),
+ * kprog_ib_wq (unpinning, endpoint puts, departures) or kprog_ib_cm_wq
+ * (teardown).
  *
  * Sending. A message (struct kprog_ib_out) is posted at once when the
  * connection is up, a send slot and a credit are free (ib_plan.c), else
@@ -106,15 +107,17 @@ static u32 kprog_ib_nr_conns;
 static struct workqueue_struct *kprog_ib_cm_wq;
 struct workqueue_struct *kprog_ib_wq;
 /*
- * The transfer workers of collective schedules' steps (KPROG_ENV_COLL):
- * high priority, as the core's kprog_coll and kprog_shm_coll queues. A
- * schedule runs while its ranks compute; a normal-priority worker shares
- * the CPU with a computing rank (one vCPU per node here) and its READ
- * starts only when the scheduler gets round to it, so the collective ends
- * after the computation instead of during it. Point-to-point transfers
- * stay on kprog_ib_wq.
+ * The rendezvous transfer workers (ib_rndv.c: the sender's pin and
+ * registration of a chunk, the receiver's pin and READ set-up), of
+ * point-to-point messages and collective steps alike: high priority, as
+ * the core's kprog_coll and kprog_shm_coll queues. A transfer runs while
+ * its ranks compute; a normal-priority worker shares the CPU with a
+ * computing rank (one vCPU per node here), so the READ starts only when
+ * the scheduler gets round to it and the transfer ends after the
+ * computation instead of during it. The workers only pin and post: the
+ * data moves in the NIC (softirq on soft-RoCE), so they take little CPU.
  */
-struct workqueue_struct *kprog_ib_coll_wq;
+struct workqueue_struct *kprog_ib_xfer_wq;
 /* kprog_ib_conn_init()'s: the files above, reached only through these */
 static const struct kprog_ib_conn_upcalls *kprog_ib_up;
 
@@ -1336,7 +1339,7 @@ static void kprog_ib_conn_dead_work(struct work_struct *work)
 	mutex_unlock(&conn->qp_mutex);
 	/* Transfer workers see the state and stop touching it. */
 	flush_workqueue(kprog_ib_wq);
-	flush_workqueue(kprog_ib_coll_wq);
+	flush_workqueue(kprog_ib_xfer_wq);
 	if (cancel_delayed_work_sync(&conn->init_work))
 		kprog_ib_conn_put(conn);	/* the timer's */
 	/* Dead: a running probe worker does not arm again. */
@@ -1431,15 +1434,15 @@ int kprog_ib_conn_init(const struct kprog_ib_conn_upcalls *up)
 	kprog_ib_wq = alloc_workqueue("kprog_ib", WQ_UNBOUND, 0);
 	if (!kprog_ib_wq)
 		return -ENOMEM;
-	kprog_ib_coll_wq = alloc_workqueue("kprog_ib_coll",
+	kprog_ib_xfer_wq = alloc_workqueue("kprog_ib_xfer",
 					   WQ_UNBOUND | WQ_HIGHPRI, 0);
-	if (!kprog_ib_coll_wq) {
+	if (!kprog_ib_xfer_wq) {
 		destroy_workqueue(kprog_ib_wq);
 		return -ENOMEM;
 	}
 	kprog_ib_cm_wq = alloc_workqueue("kprog_ib_cm", WQ_UNBOUND, 0);
 	if (!kprog_ib_cm_wq) {
-		destroy_workqueue(kprog_ib_coll_wq);
+		destroy_workqueue(kprog_ib_xfer_wq);
 		destroy_workqueue(kprog_ib_wq);
 		return -ENOMEM;
 	}
@@ -1470,6 +1473,6 @@ void kprog_ib_conn_exit(void)
 		msleep(20);
 	}
 	destroy_workqueue(kprog_ib_cm_wq);
-	destroy_workqueue(kprog_ib_coll_wq);
+	destroy_workqueue(kprog_ib_xfer_wq);
 	destroy_workqueue(kprog_ib_wq);
 }

@@ -55,9 +55,10 @@
  *
  * Contexts. Completion handlers (softirq) post, queue messages and call
  * kprog_xfer_done()/kprog_send_done(); pinning and READ set-up (rdma_rw
- * allocates) run in transfer workers on kprog_ib_wq; unpinning in its own
- * worker. A transfer on a dead connection is completed by the teardown
- * only (after the QP was drained), so that each completes exactly once.
+ * allocates) run in transfer workers on kprog_ib_xfer_wq (high priority:
+ * see ib_conn.c); unpinning in its own worker on kprog_ib_wq. A transfer
+ * on a dead connection is completed by the teardown only (after the QP
+ * was drained), so that each completes exactly once.
  */
 #include <linux/slab.h>
 #include <linux/mm.h>
@@ -139,7 +140,7 @@ static void kprog_ib_budget_release(u64 bytes)
 	/* Each waiter tries again; its list reference goes to the worker. */
 	list_for_each_entry_safe(tx, tmp, &wake, wnode) {
 		list_del_init(&tx->wnode);
-		if (!queue_work(tx->wq, &tx->work))
+		if (!queue_work(kprog_ib_xfer_wq, &tx->work))
 			kprog_ib_tx_put(tx);
 	}
 }
@@ -328,7 +329,7 @@ static struct kprog_ib_tx *kprog_ib_tx_find(u64 cookie)
 static void kprog_ib_queue_tx(struct kprog_ib_tx *tx)
 {
 	kref_get(&tx->ref);
-	if (!queue_work(tx->wq, &tx->work))
+	if (!queue_work(kprog_ib_xfer_wq, &tx->work))
 		kprog_ib_tx_put(tx);
 }
 
@@ -344,7 +345,7 @@ static void kprog_ib_mr_back(struct kprog_ib_conn *conn)
 	list_del_init(&tx->wnode);
 	tx->waiting = false;
 	/* The list's reference goes to the worker. */
-	if (!queue_work(tx->wq, &tx->work))
+	if (!queue_work(kprog_ib_xfer_wq, &tx->work))
 		kref_put(&tx->ref, kprog_ib_tx_release);
 }
 
@@ -511,8 +512,6 @@ int kprog_ib_get_handle(struct kprog_op *sop, struct kprog_msg *msg)
 	INIT_LIST_HEAD(&tx->cnode);
 	INIT_LIST_HEAD(&tx->wnode);
 	INIT_WORK(&tx->work, kprog_ib_tx_work);
-	tx->wq = msg->env.flags & KPROG_ENV_COLL ? kprog_ib_coll_wq :
-						     kprog_ib_wq;
 	for (i = 0; i < ARRAY_SIZE(tx->ch); i++)
 		tx->ch[i].tx = tx;
 	tx->want = U64_MAX;
@@ -990,7 +989,7 @@ static struct kprog_ib_rdv *kprog_ib_rdv_find(u64 rid)
 static void kprog_ib_queue_rdv(struct kprog_ib_rdv *rdv)
 {
 	kref_get(&rdv->ref);
-	if (!queue_work(rdv->wq, &rdv->work))
+	if (!queue_work(kprog_ib_xfer_wq, &rdv->work))
 		kprog_ib_rdv_put(rdv);
 }
 
@@ -1019,8 +1018,6 @@ struct kprog_ib_rdv *kprog_ib_rdv_new(struct kprog_ib_conn *conn,
 	INIT_LIST_HEAD(&rdv->cnode);
 	INIT_LIST_HEAD(&rdv->wnode);
 	INIT_WORK(&rdv->work, kprog_ib_rdv_work);
-	rdv->wq = m->env.flags & KPROG_ENV_COLL ? kprog_ib_coll_wq :
-						   kprog_ib_wq;
 	rdv->read_cqe.done = kprog_ib_read_done;
 	rdv->rid = (u64)(u32)atomic_inc_return(&kprog_ib_gen) << 32 | rdv->id;
 	kref_get(&conn->ref);
