@@ -602,6 +602,85 @@ TEST(coll__handed_off_round_starts_after_the_call_on_its_cpu)
 	EXPECT_EQ(mock_work_cpu(), 0);
 }
 
+/*
+ * Two ranks post a collective 10 us apart: the second follows the first's
+ * start timer instead of arming its own, and each round starts on its own
+ * caller's CPU when that timer fires. One posted when less than half the
+ * delay is left arms its own; a process never follows its own schedule.
+ */
+static int post_on(struct kt_ep *e, int cpu, u32 kind, s32 peer, u8 *buf, u64 id)
+{
+	struct kprog_coll c = {
+		.req_id = id, .steps = (u64)(uintptr_t)&st[id], .nr_steps = 1,
+		.context = CTX, .tag = (s32)id,
+	};
+
+	mock_set_cpus(2, cpu);
+	st[id] = step(kind, 0, peer, kind == KPROG_STEP_SEND ? buf : NULL,
+		      kind == KPROG_STEP_RECV ? buf : NULL, BIG);
+	return kt_ioctl(e, KPROG_IOC_COLL, &c);
+}
+
+TEST(coll__second_rank_follows_the_first_ranks_start_timer)
+{
+	u64 us = kprog_coll_start_delay_us;
+	struct kprog_cqe cqe;
+	struct kt_ep *a, *b;
+	int cpus = 0, n;
+
+	kprog_eager_limit = 64;
+	kt_pair(&a, &b);
+	kt_fill(sb[0], BIG, 3);
+	ASSERT_OK(post_on(a, 0, KPROG_STEP_SEND, 1, sb[0], 1));
+	mock_time_advance(10 * NSEC_PER_USEC);
+	ASSERT_OK(post_on(b, 1, KPROG_STEP_RECV, 0, rb[0], 1));
+	/* b's start comes with a's timer: none of its own */
+	mock_time_advance((us - 10) * NSEC_PER_USEC - 1);
+	EXPECT_EQ(mock_work_queued(), 0);
+	mock_time_advance(1);
+	EXPECT_EQ(mock_work_queued(), 2);
+	while (mock_work_queued()) {
+		cpus |= 1 << mock_work_cpu();
+		mock_run_work_one();
+	}
+	EXPECT_EQ(cpus, 3);		/* a's on CPU 0, b's on CPU 1 */
+	mock_run_work();
+	EXPECT_CQE(a, 1, 0, 0);
+	EXPECT_CQE(b, 1, 0, 0);
+	EXPECT_EQ(memcmp(rb[0], sb[0], BIG), 0);
+
+	/* past half the delay: b arms its own timer, which fires later */
+	ASSERT_OK(post_on(a, 0, KPROG_STEP_SEND, 1, sb[0], 2));
+	mock_time_advance((us / 2 + 1) * NSEC_PER_USEC);
+	ASSERT_OK(post_on(b, 1, KPROG_STEP_RECV, 0, rb[1], 2));
+	mock_time_advance((us / 2) * NSEC_PER_USEC);
+	EXPECT_EQ(mock_work_queued(), 1);
+	EXPECT_EQ(mock_work_cpu(), 0);
+	mock_run_work();
+	mock_time_advance((us / 2 + 1) * NSEC_PER_USEC);
+	EXPECT_EQ(mock_work_queued(), 1);
+	EXPECT_EQ(mock_work_cpu(), 1);
+	mock_run_work();
+	EXPECT_CQE(a, 2, 0, 0);
+	EXPECT_CQE(b, 2, 0, 0);
+
+	/* a process's second collective arms a timer of its own */
+	ASSERT_OK(post_on(a, 0, KPROG_STEP_SEND, 1, sb[0], 3));
+	mock_time_advance(10 * NSEC_PER_USEC);
+	ASSERT_OK(post_on(a, 0, KPROG_STEP_SEND, 1, sb[1], 4));
+	mock_time_advance((us - 10) * NSEC_PER_USEC);
+	EXPECT_EQ(mock_work_queued(), 1);
+	mock_time_advance(10 * NSEC_PER_USEC);
+	EXPECT_EQ(mock_work_queued(), 2);
+	ASSERT_OK(post_on(b, 1, KPROG_STEP_RECV, 0, rb[2], 3));
+	ASSERT_OK(post_on(b, 1, KPROG_STEP_RECV, 0, rb[3], 4));
+	mock_time_advance(us * NSEC_PER_USEC);
+	n = mock_run_work();
+	EXPECT(n >= 4);
+	EXPECT(kt_pop(b, &cqe) && !cqe.error);
+	EXPECT(kt_pop(b, &cqe) && !cqe.error);
+}
+
 TEST(coll__failing_step_withdraws_the_others_of_its_round)
 {
 	struct kt_ep *e[3];
