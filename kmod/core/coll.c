@@ -90,19 +90,8 @@ module_param_named(coll_start_delay_us, kprog_coll_start_delay_us, uint, 0644);
 MODULE_PARM_DESC(coll_start_delay_us,
 		 "Microseconds after the call that a collective's handed-off round starts on the caller's CPU, 0 = at once on another CPU, <= 10000 (default 100)");
 
-/*
- * Armed start timers, and schedules waiting for another's: unload waits
- * for them (they fire within the delay).
- */
+/* Armed start timers: unload waits for them (they fire within the delay). */
 static atomic_t kprog_coll_timers = ATOMIC_INIT(0);
-
-/*
- * Schedules whose start timer is armed (struct kprog_sched @start_node),
- * and the schedules each one starts too (@followers); irq-safe, the timer
- * takes it in hard interrupt context.
- */
-static DEFINE_SPINLOCK(kprog_start_lock);
-static LIST_HEAD(kprog_start_leaders);
 
 /**
  * struct kprog_sched - a collective schedule being run
@@ -135,9 +124,6 @@ static LIST_HEAD(kprog_start_leaders);
  * @lock: guards @ops; irq-safe (completions come from any context)
  * @work: starts rounds and withdraws steps in process context
  * @start: queues @work on its CPU a while after the ioctl handed off
- * @start_node: in kprog_start_leaders while @start is armed
- * @followers: schedules of other ranks that @start starts too
- * @follow_node: in a leader's @followers instead of arming @start
  * @home: the CPU the ioctl ran on, where the work item runs the rounds
  *	that completions start (-1: unbound, the CPU does no unbound work)
  * @steps: the checked copy of the caller's steps
@@ -164,9 +150,6 @@ struct kprog_sched {
 	spinlock_t lock;	/* @ops */
 	struct work_struct work;
 	struct hrtimer start;
-	struct list_head start_node;
-	struct list_head followers;
-	struct list_head follow_node;
 	int home;
 	struct kprog_coll_step *steps;
 	struct kprog_op **ops;
@@ -276,89 +259,34 @@ static void kprog_sched_kick_beside(struct kprog_sched *s)
 		refcount_dec(&s->ref);	/* queued already: it holds one */
 }
 
-/*
- * Queue a waiting schedule's work item on its home CPU (unbound when it has
- * none or that CPU went offline), from its start timer or its leader's;
- * the timer's reference passes to it. Any context.
- */
-static void kprog_sched_start_queue(struct kprog_sched *s)
+/* Hard interrupt on the CPU that armed it: the reference passes on. */
+static enum hrtimer_restart kprog_sched_start_fire(struct hrtimer *t)
 {
-	int cpu = READ_ONCE(s->home);
+	struct kprog_sched *s = container_of(t, struct kprog_sched, start);
 	bool queued;
 
-	if (cpu >= 0 && cpu_online(cpu))
-		queued = queue_work_on(cpu, kprog_coll_near_wq, &s->work);
+	/*
+	 * On this CPU (the work item runs only after this returns), unless
+	 * the CPU is isolated: then unbound, as the completions' rounds.
+	 */
+	if (s->home >= 0)
+		queued = queue_work_on(smp_processor_id(), kprog_coll_near_wq,
+				       &s->work);
 	else
 		queued = queue_work(kprog_coll_wq, &s->work);
 	if (!queued)
 		refcount_dec(&s->ref);	/* queued already: it holds one */
 	atomic_dec(&kprog_coll_timers);
-}
-
-/*
- * Hard interrupt on the CPU that armed it: the reference passes on. It
- * starts its followers too, each on its own home CPU (an IPI: prompt
- * where a timer interrupt of an emulated CPU may not be).
- */
-static enum hrtimer_restart kprog_sched_start_fire(struct hrtimer *t)
-{
-	struct kprog_sched *s = container_of(t, struct kprog_sched, start);
-	struct kprog_sched *f, *n;
-	LIST_HEAD(started);
-
-	spin_lock(&kprog_start_lock);
-	list_del_init(&s->start_node);
-	list_splice_init(&s->followers, &started);
-	spin_unlock(&kprog_start_lock);
-	/*
-	 * On this CPU (the work item runs only after this returns), unless
-	 * the CPU is isolated: then unbound, as the completions' rounds.
-	 */
-	kprog_sched_start_queue(s);
-	list_for_each_entry_safe(f, n, &started, follow_node) {
-		list_del_init(&f->follow_node);
-		kprog_sched_start_queue(f);
-	}
 	return HRTIMER_NORESTART;
 }
 
 /*
- * Under kprog_start_lock: join @s to the armed start timer of another
- * rank's schedule of the same job that expires no sooner than @us / 2
- * from now, instead of arming its own. Ranks post a collective together
- * (after a barrier, in lockstep codes), so the second caller usually finds
- * the first one's timer: it starts then, within the delay, by which time
- * it has returned from its call too. Arming a timer is the costliest part
- * of the call under emulation (the local APIC's reprogramming, 20-40 us
- * of a 60-90 us call: docs/benchmarks-coll.md); a process's own earlier
- * collective is not followed.
- *
- * Return: true if @s follows a leader now.
- */
-static bool kprog_sched_follow(struct kprog_sched *s, unsigned int us)
-{
-	ktime_t soonest = ktime_add_us(ktime_get(), us / 2);
-	struct kprog_sched *l;
-
-	list_for_each_entry(l, &kprog_start_leaders, start_node) {
-		if (l->ep == s->ep || l->ep->job != s->ep->job ||
-		    ktime_before(hrtimer_get_expires(&l->start), soonest))
-			continue;
-		list_add_tail(&s->follow_node, &l->followers);
-		return true;
-	}
-	return false;
-}
-
-/*
  * The ioctl hands the round over: its work item starts after
- * coll_start_delay_us on the caller's CPU (its own timer or, following
- * another rank's, within it), or at once beside it.
+ * coll_start_delay_us on the caller's CPU, or at once beside it.
  */
 static void kprog_sched_kick_handoff(struct kprog_sched *s)
 {
 	unsigned int us = min(READ_ONCE(kprog_coll_start_delay_us), 10000U);
-	unsigned long flags;
 
 	if (!us) {
 		kprog_sched_kick_beside(s);
@@ -366,14 +294,7 @@ static void kprog_sched_kick_handoff(struct kprog_sched *s)
 	}
 	refcount_inc(&s->ref);
 	atomic_inc(&kprog_coll_timers);
-	spin_lock_irqsave(&kprog_start_lock, flags);
-	if (!kprog_sched_follow(s, us)) {
-		/* listed with its expiry set: followers read it under the lock */
-		list_add_tail(&s->start_node, &kprog_start_leaders);
-		hrtimer_start(&s->start, us * NSEC_PER_USEC,
-			      HRTIMER_MODE_REL_PINNED);
-	}
-	spin_unlock_irqrestore(&kprog_start_lock, flags);
+	hrtimer_start(&s->start, us * NSEC_PER_USEC, HRTIMER_MODE_REL_PINNED);
 }
 
 /* Record the first failure; true if @err is it. */
@@ -901,9 +822,6 @@ static struct kprog_sched *kprog_sched_new(struct kprog_ep *ep,
 	if (!kprog_sched_cpu_ok(s->home))
 		s->home = -1;
 	s->start.function = kprog_sched_start_fire;
-	INIT_LIST_HEAD(&s->start_node);
-	INIT_LIST_HEAD(&s->followers);
-	INIT_LIST_HEAD(&s->follow_node);
 	s->steps = kvmalloc_array(s->nr_steps, sizeof(*s->steps),
 				  GFP_KERNEL_ACCOUNT);
 	s->ops = kvcalloc(s->nr_steps, sizeof(*s->ops), GFP_KERNEL_ACCOUNT);
