@@ -40,6 +40,8 @@ const struct kp_env_var kp_env_vars[KP_ENV_NR] = {
 		"spin (yielding the CPU) when ranks outnumber their CPUs or another job crowds them, in us; -1 the adaptive limit" },
 	[KP_ENV_FULL_WAIT_US] = { "KPROG_FULL_WAIT_US", KP_ENV_INT, "50", 0, US_MAX, NULL,
 		"how long a send spins for room in a full channel before it takes the kernel path, in us" },
+	[KP_ENV_RECV_COPY_MAX] = { "KPROG_RECV_COPY_MAX", KP_ENV_INT, "65536", 0, LONG_MAX, NULL,
+		"largest nonblocking receive, in bytes, that copies a rendezvous message already sent in its own call rather than by a kernel worker on the sender's CPU; 0 never" },
 	[KP_ENV_WAITPROF] = { "KPROG_WAITPROF", KP_ENV_BOOL, "0", 0, 0, NULL,
 		"the wait-state profiler: Late Sender, Late Receiver, Wait at NxN reports at MPI_Finalize" },
 	[KP_ENV_WAITPROF_OUT] = { "KPROG_WAITPROF_OUT", KP_ENV_STR, "kprog-waitprof", 0, 0, NULL,

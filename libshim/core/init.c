@@ -411,6 +411,7 @@ void kp_setup(int provided)
 	kp_spin_init(&kp.spin, kp_env_long(KP_ENV_SPIN_US), kp_env_long(KP_ENV_SPIN_MIN_US),
 		     kp_env_long(KP_ENV_SPIN_MAX_US), 50);
 	kp.full_wait_ns = kp_env_long(KP_ENV_FULL_WAIT_US) * 1000;
+	kp.recv_copy_max = (uint64_t)kp_env_long(KP_ENV_RECV_COPY_MAX);
 	kp_clock_init(NULL);	/* before anything times itself */
 	kp_wp_init(provided == MPI_THREAD_MULTIPLE);
 	if (kp_env_bool(KP_ENV_DISABLE)) {

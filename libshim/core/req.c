@@ -352,8 +352,14 @@ static int post_ioctl(struct kp_req *r, unsigned long ioc)
 {
 	int rc;
 
-	/* A rendezvous it matches is copied in this call (kprog.h). */
-	if (r->blocking && kp.waiter)
+	/*
+	 * A rendezvous it matches is copied in this call (kprog.h). So is one
+	 * already there for a small nonblocking receive (KPROG_RECV_COPY_MAX):
+	 * its sender waits for it, and a kernel worker woken on the sender's
+	 * CPU costs more than such a copy (an IPI and two context switches;
+	 * LAMMPS' halo exchange, docs/apps.md). Open MPI's vader copies there too.
+	 */
+	if (kp.waiter && (r->blocking || (r->kind == KR_RECV && r->cap <= kp.recv_copy_max)))
 		r->post.flags |= KPROG_POST_BLOCKING;
 	else
 		r->post.flags &= ~KPROG_POST_BLOCKING;

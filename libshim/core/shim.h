@@ -39,6 +39,7 @@ struct kp_state {
 	struct kp_spin spin;	/* how long blocking calls spin before sleeping */
 	uint64_t activity;	/* bumped by every completion: idle detection */
 	long full_wait_ns;	/* a send spins this long for channel room */
+	uint64_t recv_copy_max;	/* KPROG_RECV_COPY_MAX (req.c post_ioctl()) */
 	int verbose;
 	/* wait-state profiler: the ring's times (KPROG_JOIN_TIMES), or NULL */
 	const struct kprog_cqe_times *times;
