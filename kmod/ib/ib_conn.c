@@ -317,7 +317,7 @@ static int kprog_ib_conn_post(struct kprog_ib_conn *conn,
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	if (out->credit || conn->sends_free == 1 ||
-	    ++conn->unsignaled >= kprog_ib_send_signal) {
+	    ++conn->unsignaled >= READ_ONCE(kprog_ib_send_signal)) {
 		wr.send_flags = IB_SEND_SIGNALED;
 		conn->unsignaled = 0;
 	}

@@ -85,10 +85,25 @@ MODULE_PARM_DESC(pin_cache_mb,
 /*
  * One SEND in this many asks for a completion (UCX's rc transport: one in
  * 64): the others cost no completion, no softirq and no lock round on the
- * sender; their buffers are freed by the next completion.
+ * sender; their buffers are freed by the next completion. Writable at run
+ * time (each post reads it), within its bounds, so that one boot can
+ * compare settings.
  */
 unsigned int kprog_ib_send_signal = 16;
-module_param_named(send_signal, kprog_ib_send_signal, uint, 0444);
+
+static int kprog_ib_send_signal_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 256);
+}
+
+static const struct kernel_param_ops kprog_ib_send_signal_ops = {
+	.set = kprog_ib_send_signal_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(send_signal, &kprog_ib_send_signal_ops,
+		&kprog_ib_send_signal, 0644);
 MODULE_PARM_DESC(send_signal,
 		 "Ask for a completion of one SEND in this many (1: every SEND), [1, 256] (default 16)");
 
