@@ -39,7 +39,9 @@
  * appended to the backlog, which the completions of sends and the credits
  * of received messages drain in order. Each header carries the credits
  * owed; a CREDIT message alone goes when half the buffers are owed and
- * nothing else returns them.
+ * nothing else returns them. One SEND in send_signal asks for a
+ * completion, which retires the unsignaled ones before it
+ * (kprog_ib_conn_post()).
  *
  * Dying. A failed completion (not a flush; a vanished peer shows as
  * retry exceeded), a stale end found by an exchange, the device's removal
