@@ -81,6 +81,7 @@ extern unsigned int kprog_ib_conn_mrs;
 extern unsigned int kprog_ib_keepalive_ms;
 extern unsigned int kprog_ib_conn_admin;
 extern unsigned int kprog_ib_pin_cache_mb;
+extern unsigned int kprog_ib_send_signal;
 
 /**
  * struct kprog_ib_addr - a node's address, as connections see it
@@ -126,9 +127,10 @@ extern const struct kprog_transport kprog_ib_xport;
 
 /**
  * struct kprog_ib_out - a message queued for a connection
- * @node: in the connection's backlog
+ * @node: in the connection's backlog, then, once posted, in its @sent list
  * @cqe: its send completion
  * @conn: the connection it was posted on
+ * @seq: its place among the connection's posted requests (@post_seq)
  * @len: bytes of the message
  * @inv: post it as SEND_WITH_INV of @inv_rkey
  * @inv_rkey: the rkey it invalidates at the peer
@@ -143,6 +145,7 @@ struct kprog_ib_out {
 	struct list_head node;
 	struct ib_cqe cqe;
 	struct kprog_ib_conn *conn;
+	u64 seq;
 	u32 len;
 	bool inv;
 	bool credit;
@@ -256,6 +259,13 @@ struct kprog_ib_rx {
  * @wire_out: SENDs, READs and WRITEs posted and not yet completed (L)
  * @fence_wait: sending transfers waiting for @wire_out to reach 0 to
  *	post their REG_MR; while any waits, no new wire request is posted (L)
+ * @sent: messages posted and not yet known complete, oldest first: most
+ *	SENDs are unsignaled, and a signaled completion retires every message
+ *	posted before it (L)
+ * @post_seq: SENDs and probes posted so far (L)
+ * @unsignaled: SENDs posted unsignaled since the last signaled SEND or
+ *	probe (L)
+ * @ka_seq: @post_seq of the probe in flight (L)
  * @txs: sending transfers whose RTS went on this connection (L)
  * @rdvs: receiving transfers being pulled through it (L)
  * @credit_busy: @credit_out is posted (L)
@@ -309,6 +319,10 @@ struct kprog_ib_conn {
 	bool reg_alone;
 	u32 wire_out;
 	struct list_head fence_wait;
+	struct list_head sent;
+	u64 post_seq;
+	u32 unsignaled;
+	u64 ka_seq;
 	struct list_head txs;
 	struct list_head rdvs;
 	bool credit_busy;
@@ -359,6 +373,7 @@ void kprog_ib_conn_fail_locked(struct kprog_ib_conn *conn, int err);
 void kprog_ib_conn_kick(struct kprog_ib_conn *conn);
 void kprog_ib_conn_kick_locked(struct kprog_ib_conn *conn);
 void kprog_ib_conn_wire_done(struct kprog_ib_conn *conn);
+void kprog_ib_conn_fence_flush(struct kprog_ib_conn *conn);
 
 /**
  * kprog_ib_conn_fenced() - may no new request go on the wire now?

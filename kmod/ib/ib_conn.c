@@ -40,7 +40,9 @@
  * appended to the backlog, which the completions of sends and the credits
  * of received messages drain in order. Each header carries the credits
  * owed; a CREDIT message alone goes when half the buffers are owed and
- * nothing else returns them.
+ * nothing else returns them. One SEND in send_signal asks for a
+ * completion, which retires the unsignaled ones before it
+ * (kprog_ib_conn_post()).
  *
  * Dying. A failed completion (not a flush; a vanished peer shows as
  * retry exceeded), a stale end found by an exchange, the device's removal
@@ -237,6 +239,7 @@ static struct kprog_ib_conn *kprog_ib_conn_alloc(const struct kprog_ib_addr *pee
 	INIT_LIST_HEAD(&conn->read_wait);
 	INIT_LIST_HEAD(&conn->mr_wait);
 	INIT_LIST_HEAD(&conn->fence_wait);
+	INIT_LIST_HEAD(&conn->sent);
 	INIT_LIST_HEAD(&conn->txs);
 	INIT_LIST_HEAD(&conn->rdvs);
 	INIT_WORK(&conn->dead_work, kprog_ib_conn_dead_work);
@@ -287,12 +290,22 @@ bool kprog_ib_conn_alive(struct kprog_ib_conn *conn)
 	return READ_ONCE(conn->state) != KPROG_IB_CS_DEAD;
 }
 
-/* Under conn->lock: post one message. */
+/*
+ * Under conn->lock: post one message. Most SENDs are unsignaled: one in
+ * send_signal asks for a completion, and so does the one that takes the
+ * last send slot (the slots of unsignaled SENDs come back only with a
+ * later completion) and the CREDIT message (reused once it completed).
+ * Completions of an RC send queue come in order, so a signaled one
+ * retires every message posted before it (kprog_ib_conn_retire()); a
+ * registration waiting for the wire gets a signaled probe behind
+ * unsignaled SENDs (kprog_ib_conn_fence_flush()).
+ */
 static int kprog_ib_conn_post(struct kprog_ib_conn *conn,
 			      struct kprog_ib_out *out)
 {
 	struct ib_sge sge;
 	struct ib_send_wr wr = {};
+	u32 unsignaled = conn->unsignaled;
 	int err;
 
 	kprog_ib_set_credits(out->buf, kprog_ib_credits_take(&conn->cr));
@@ -308,7 +321,11 @@ static int kprog_ib_conn_post(struct kprog_ib_conn *conn,
 	wr.wr_cqe = &out->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	wr.send_flags = IB_SEND_SIGNALED;
+	if (out->credit || conn->sends_free == 1 ||
+	    ++conn->unsignaled >= READ_ONCE(kprog_ib_send_signal)) {
+		wr.send_flags = IB_SEND_SIGNALED;
+		conn->unsignaled = 0;
+	}
 	if (out->inv) {
 		wr.opcode = IB_WR_SEND_WITH_INV;
 		wr.ex.invalidate_rkey = out->inv_rkey;
@@ -316,15 +333,52 @@ static int kprog_ib_conn_post(struct kprog_ib_conn *conn,
 		wr.opcode = IB_WR_SEND;
 	}
 	conn->sends_free--;
+	out->seq = conn->post_seq + 1;
 	err = ib_post_send(conn->qp, &wr, NULL);
 	if (err) {
 		conn->sends_free++;
+		conn->unsignaled = unsignaled;
 		ib_dma_unmap_single(conn->dev, out->dma, out->len,
 				    DMA_TO_DEVICE);
 		return err;
 	}
+	conn->post_seq++;
+	list_add_tail(&out->node, &conn->sent);
 	conn->wire_out++;
 	return 0;
+}
+
+/*
+ * Under conn->lock: a completion says that every message posted up to
+ * @seq is done (sent, or flushed): give their slots back and move them to
+ * @done, to be freed without the lock (the CREDIT message stays).
+ */
+static void kprog_ib_conn_retire(struct kprog_ib_conn *conn, u64 seq,
+				 struct list_head *done)
+{
+	struct kprog_ib_out *out, *tmp;
+
+	list_for_each_entry_safe(out, tmp, &conn->sent, node) {
+		if (out->seq > seq)
+			break;
+		list_del_init(&out->node);
+		ib_dma_unmap_single(conn->dev, out->dma, out->len,
+				    DMA_TO_DEVICE);
+		conn->sends_free++;
+		if (out->credit)
+			conn->credit_busy = false;
+		else
+			list_add_tail(&out->node, done);
+		kprog_ib_conn_wire_done(conn);
+	}
+}
+
+static void kprog_ib_outs_free(struct list_head *list)
+{
+	struct kprog_ib_out *out, *tmp;
+
+	list_for_each_entry_safe(out, tmp, list, node)
+		kprog_ib_out_free(out);
 }
 
 /**
@@ -466,13 +520,10 @@ static void kprog_ib_send_done(struct ib_cq *cq, struct ib_wc *wc)
 						struct kprog_ib_out, cqe);
 	struct kprog_ib_conn *conn = out->conn;
 	u64 start = kprog_stat_clock();
+	LIST_HEAD(done);
 
-	ib_dma_unmap_single(conn->dev, out->dma, out->len, DMA_TO_DEVICE);
 	spin_lock_bh(&conn->lock);
-	conn->sends_free++;
-	if (out->credit)
-		conn->credit_busy = false;
-	kprog_ib_conn_wire_done(conn);
+	kprog_ib_conn_retire(conn, out->seq, &done);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_debug("kprog_ib: send failed: %s\n",
@@ -482,8 +533,7 @@ static void kprog_ib_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		kprog_ib_conn_flush(conn);
 	}
 	spin_unlock_bh(&conn->lock);
-	if (!out->credit)
-		kprog_ib_out_free(out);
+	kprog_ib_outs_free(&done);
 	kprog_ib_conn_count(wc, start);
 }
 
@@ -520,7 +570,32 @@ static int kprog_ib_ka_post(struct kprog_ib_conn *conn)
 	conn->wire_out++;
 	conn->ka_busy = true;
 	conn->ka_probes++;
+	/* Completions come in order: its own retires the SENDs before it. */
+	conn->ka_seq = conn->post_seq;
+	conn->unsignaled = 0;
 	return 0;
+}
+
+/**
+ * kprog_ib_conn_fence_flush() - let a registration's wait for the wire end
+ * @conn: the connection, its lock held
+ *
+ * A REG_MR on rxe waits until nothing is on the wire (@wire_out 0), and
+ * meanwhile nothing new is posted. Unsignaled SENDs count until a later
+ * completion retires them, so when the last request posted was one, the
+ * keepalive's zero-length WRITE, signaled, goes behind them (or again
+ * when the probe already out completes).
+ */
+void kprog_ib_conn_fence_flush(struct kprog_ib_conn *conn)
+{
+	int err;
+
+	if (!conn->unsignaled || conn->ka_busy || !conn->sends_free ||
+	    conn->state != KPROG_IB_CS_CONNECTED)
+		return;
+	err = kprog_ib_ka_post(conn);
+	if (err)
+		kprog_ib_conn_fail_locked(conn, err);
 }
 
 static void kprog_ib_ka_work(struct work_struct *work)
@@ -551,8 +626,10 @@ static void kprog_ib_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kprog_ib_conn *conn = container_of(wc->wr_cqe,
 						  struct kprog_ib_conn, ka_cqe);
 	u64 start = kprog_stat_clock();
+	LIST_HEAD(done);
 
 	spin_lock_bh(&conn->lock);
+	kprog_ib_conn_retire(conn, conn->ka_seq, &done);
 	conn->sends_free++;
 	conn->ka_busy = false;
 	kprog_ib_conn_wire_done(conn);
@@ -562,9 +639,12 @@ static void kprog_ib_ka_done(struct ib_cq *cq, struct ib_wc *wc)
 				 conn->peer.addr, ib_wc_status_msg(wc->status));
 		kprog_ib_conn_fail_locked(conn, -ETIMEDOUT);
 	} else if (conn->state == KPROG_IB_CS_CONNECTED) {
+		if (kprog_ib_conn_fenced(conn))
+			kprog_ib_conn_fence_flush(conn);
 		kprog_ib_conn_flush(conn);	/* a send slot came back */
 	}
 	spin_unlock_bh(&conn->lock);
+	kprog_ib_outs_free(&done);
 	kprog_ib_conn_count(wc, start);
 }
 
@@ -1347,6 +1427,15 @@ static void kprog_ib_conn_dead_work(struct work_struct *work)
 		kprog_ib_conn_put(conn);	/* the timer's */
 
 	spin_lock_bh(&conn->lock);
+	/* Unsignaled SENDs that completed with no later completion */
+	list_for_each_entry_safe(out, tmp, &conn->sent, node) {
+		list_del_init(&out->node);
+		ib_dma_unmap_single(conn->dev, out->dma, out->len,
+				    DMA_TO_DEVICE);
+		conn->wire_out--;
+		list_add_tail(&out->node, &backlog);
+	}
+	conn->unsignaled = 0;
 	list_splice_init(&conn->backlog, &backlog);
 	spin_unlock_bh(&conn->lock);
 	list_for_each_entry_safe(out, tmp, &backlog, node) {

@@ -786,6 +786,7 @@ static void kprog_ib_tx_work(struct work_struct *work)
 				tx->fenced = true;
 				list_add_tail(&tx->wnode, &conn->fence_wait);
 			}
+			kprog_ib_conn_fence_flush(conn);
 			spin_unlock_bh(&conn->lock);
 			goto out;
 		}

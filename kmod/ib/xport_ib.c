@@ -82,6 +82,31 @@ module_param_named(pin_cache_mb, kprog_ib_pin_cache_mb, uint, 0644);
 MODULE_PARM_DESC(pin_cache_mb,
 		 "MiB of send and receive buffers kept pinned between transfers on this node (each charged to its process's RLIMIT_MEMLOCK), 0 = no cache (default: see docs/DESIGN.md), at most 65536");
 
+/*
+ * One SEND in this many asks for a completion (UCX's rc transport: one in
+ * 64): the others cost no completion, no softirq and no lock round on the
+ * sender; their buffers are freed by the next completion. Writable at run
+ * time (each post reads it), within its bounds, so that one boot can
+ * compare settings.
+ */
+unsigned int kprog_ib_send_signal = 16;
+
+static int kprog_ib_send_signal_set(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 256);
+}
+
+static const struct kernel_param_ops kprog_ib_send_signal_ops = {
+	.set = kprog_ib_send_signal_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(send_signal, &kprog_ib_send_signal_ops,
+		&kprog_ib_send_signal, 0644);
+MODULE_PARM_DESC(send_signal,
+		 "Ask for a completion of one SEND in this many (1: every SEND), [1, 256] (default 16)");
+
 static char *kprog_ib_node_addr_param = "";
 module_param_named(node_addr, kprog_ib_node_addr_param, charp, 0444);
 MODULE_PARM_DESC(node_addr,
@@ -228,6 +253,10 @@ static int kprog_ib_check_params(void)
 	if (kprog_ib_keepalive_ms &&
 	    (kprog_ib_keepalive_ms < 100 || kprog_ib_keepalive_ms > 600000)) {
 		pr_err("kprog_ib: keepalive_ms must be 0 or in [100, 600000]\n");
+		return -EINVAL;
+	}
+	if (!kprog_ib_send_signal || kprog_ib_send_signal > 256) {
+		pr_err("kprog_ib: send_signal must be in [1, 256]\n");
 		return -EINVAL;
 	}
 	if (kprog_ib_conn_admin > 1) {

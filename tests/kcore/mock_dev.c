@@ -111,6 +111,33 @@ const struct kernel_param_ops param_ops_uint;
 const struct kernel_param_ops param_ops_charp;
 const struct kernel_param_ops param_ops_int;
 const struct kernel_param_ops param_ops_bool;
+
+/* A writable parameter with bounds (kprog_ib's send_signal). */
+int param_set_uint_minmax(const char *val, const struct kernel_param *kp,
+			  unsigned int min, unsigned int max)
+{
+	unsigned long v = 0;
+	const char *s;
+
+	if (!*val || *val == '\n')
+		return -EINVAL;
+	for (s = val; *s && *s != '\n'; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (*s - '0');
+		if (v > max)
+			return -EINVAL;
+	}
+	if (v < min)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+int param_get_uint(char *buffer, const struct kernel_param *kp)
+{
+	return snprintf(buffer, 4096, "%u\n", *(unsigned int *)kp->arg);
+}
 struct module __this_module = { .name = "kprog" };
 
 /*

@@ -33,6 +33,7 @@
 #include "mock_ib.h"
 #include "runner.h"
 
+u64 mock_ib_send_cqes;
 u64 mock_ib_modify_errors, mock_ib_post_send_errors, mock_ib_post_recv_errors;
 int mock_ib_post_fail_opcode = -1, mock_ib_wc_fail_opcode = -1;
 u64 mock_ib_resolve_errors, mock_ib_query_port_errors, mock_ib_map_mr_errors;
@@ -77,6 +78,7 @@ struct mock_qp {
 	int access;
 	u32 max_send_wr, max_recv_wr;
 	int sq_used, rq_used;
+	int sq_unsig;	/* slots of unsignaled requests done, not yet freed */
 	struct list_head sq, rq;
 	bool lost;
 };
@@ -921,10 +923,19 @@ static void deliver(struct mock_qp *mq, struct mock_wr *w,
 	struct ib_wc wc = {};
 	int held, pc;
 
-	if (recv)
+	/*
+	 * As an HCA: an unsignaled request's slot comes back only with the
+	 * next completion of the send queue.
+	 */
+	if (recv) {
 		mq->rq_used--;
-	else
-		mq->sq_used -= w->slots;
+	} else if (!signaled) {
+		mq->sq_unsig += w->slots;
+	} else {
+		mq->sq_used -= w->slots + mq->sq_unsig;
+		mq->sq_unsig = 0;
+		mock_ib_send_cqes++;
+	}
 	wr_free(w);
 	if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
 		mq->state = IB_QPS_ERR;
@@ -1352,6 +1363,7 @@ void mock_ib_peer_lost(struct mock_ib_peer *p)
 	list_for_each_entry_safe(w, t, &p->mq.sq, node)
 		wr_free(w);
 	p->mq.sq_used = 0;
+	p->mq.sq_unsig = 0;
 }
 
 static void peer_free(struct mock_ib_peer *p)

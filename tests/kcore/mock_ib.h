@@ -26,6 +26,7 @@
 
 /* Failure masks (see mock.h): each makes its verb fail as the kernel's can. */
 extern u64 mock_ib_modify_errors;	/* ib_modify_qp(): -EINVAL */
+extern u64 mock_ib_send_cqes;	/* completions of send queues delivered */
 extern u64 mock_ib_post_send_errors;	/* ib_post_send() and rdma_rw_ctx_post(): -ENOMEM */
 extern u64 mock_ib_post_recv_errors;	/* ib_post_recv(): -ENOMEM */
 extern u64 mock_ib_resolve_errors;	/* rdma_resolve_ip(): the callback gets -ENODATA */

@@ -735,6 +735,48 @@ static void peer_traffic_flows(struct peer_ctx *c, u64 id)
 }
 
 /*
+ * One SEND in send_signal asks for a completion (the HCA gives the slots
+ * of the unsignaled ones back with it); the messages leave in order, and
+ * those no completion retired yet are freed by the teardown (the leak
+ * check at the end of the test).
+ */
+TEST(ib__one_send_in_send_signal_is_signaled_and_retires_those_before_it)
+{
+	unsigned int every = kprog_ib_send_signal;
+	struct kprog_ib_parsed m;
+	struct kprog_post p;
+	struct peer_ctx c;
+	u64 cqes;
+	int i;
+
+	peer_job(&c);
+	kt_fill(sbuf, 64, 3);
+	cqes = mock_ib_send_cqes;
+	for (i = 0; i < 20; i++)
+		EXPECT_OK(kt_send(c.e, 1, 9, sbuf + i, 8, 200 + i, 0, &p));
+	mock_ib_run();
+	for (i = 0; i < 20; i++) {
+		ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+		EXPECT_EQ(m.type, KPROG_IB_EAGER);
+		EXPECT(!memcmp(m.payload, sbuf + i, 8));
+	}
+	EXPECT_EQ(mock_ib_send_cqes - cqes, 20 / every);
+	/* 1: every SEND signaled, as before */
+	kprog_ib_send_signal = 1;
+	cqes = mock_ib_send_cqes;
+	for (i = 0; i < 5; i++)
+		EXPECT_OK(kt_send(c.e, 1, 9, sbuf + i, 8, 300 + i, 0, &p));
+	mock_ib_run();
+	kprog_ib_send_signal = every;
+	EXPECT_EQ(mock_ib_send_cqes - cqes, 5);
+	for (i = 0; i < 5; i++)
+		ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+	/* the connection still carries messages both ways */
+	peer_traffic_flows(&c, 400);
+}
+
+
+/*
  * One connection per node pair carries every job of both nodes. Another
  * user, whose job spans the same node, hands in a made-up peer end: before
  * conn_admin it reset the connection (every job lost the node); now only
