@@ -126,8 +126,11 @@ static atomic_t kprog_coll_timers = ATOMIC_INIT(0);
  * @start: queues @work on its CPU a while after the ioctl handed off
  * @home: the CPU the ioctl ran on, where the work item runs the rounds
  *	that completions start (-1: unbound, the CPU does no unbound work)
- * @steps: the checked copy of the caller's steps
- * @ops: per step, its operation while it is in flight (referenced)
+ * @steps: the checked copy of the caller's steps (in @tail)
+ * @ops: per step, its operation while it is in flight (referenced; in
+ *	@tail)
+ * @tail: @ops, then @steps: one allocation per schedule, because each
+ *	allocation in the start call costs microseconds under emulation
  */
 struct kprog_sched {
 	refcount_t ref;
@@ -153,17 +156,16 @@ struct kprog_sched {
 	int home;
 	struct kprog_coll_step *steps;
 	struct kprog_op **ops;
+	struct kprog_op *tail[];
 };
 
 static void kprog_sched_free(struct kprog_sched *s)
 {
-	kvfree(s->ops);
-	kvfree(s->steps);
 	if (s->head)
 		kprog_op_put(s->head);
 	mmdrop(s->mm);
 	kprog_ep_put(s->ep);
-	kfree(s);
+	kvfree(s);
 	atomic_dec(&kprog_live_scheds);
 }
 
@@ -800,9 +802,12 @@ static struct kprog_sched *kprog_sched_new(struct kprog_ep *ep,
 					   const struct kprog_coll *uc)
 {
 	struct kprog_sched *s;
-	int err = -ENOMEM;
+	int err;
 
-	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
+	/* nr_steps <= max_coll_steps: no overflow. */
+	s = kvzalloc(struct_size(s, tail, uc->nr_steps) +
+		     array_size(uc->nr_steps, sizeof(*s->steps)),
+		     GFP_KERNEL_ACCOUNT);
 	if (!s)
 		return ERR_PTR(-ENOMEM);
 	atomic_inc(&kprog_live_scheds);
@@ -822,11 +827,8 @@ static struct kprog_sched *kprog_sched_new(struct kprog_ep *ep,
 	if (!kprog_sched_cpu_ok(s->home))
 		s->home = -1;
 	s->start.function = kprog_sched_start_fire;
-	s->steps = kvmalloc_array(s->nr_steps, sizeof(*s->steps),
-				  GFP_KERNEL_ACCOUNT);
-	s->ops = kvcalloc(s->nr_steps, sizeof(*s->ops), GFP_KERNEL_ACCOUNT);
-	if (!s->steps || !s->ops)
-		goto err;
+	s->ops = s->tail;
+	s->steps = (struct kprog_coll_step *)(s->tail + s->nr_steps);
 	err = -EFAULT;
 	if (copy_from_user(s->steps, u64_to_user_ptr(uc->steps),
 			   (size_t)s->nr_steps * sizeof(*s->steps)))

@@ -249,8 +249,13 @@ struct kprog_op *kprog_op_new_mm(struct kprog_ep *ep,
 	kprog_ep_get(ep);
 	mmgrab(mm);
 	op->buf.mm = mm;
-	/* Read in the owner's system call: a pin may come from elsewhere. */
-	if (mm == current->mm) {
+	/*
+	 * Read in the owner's system call: a pin may come from elsewhere.
+	 * An op without bytes never pins (a collective's head): it skips
+	 * the capability check, microseconds of the start call under
+	 * emulation.
+	 */
+	if (mm == current->mm && op->buf.len) {
 		unsigned long lim = rlimit(RLIMIT_MEMLOCK);
 
 		op->buf.memlock = lim == RLIM_INFINITY ||

@@ -741,15 +741,15 @@ TEST(coll__every_allocation_failure_unwinds)
 
 	kt_pair(&a, &b);
 	fail_ep = a;
-	/* schedule, steps, in-flight table, head op: COPY and REDUCE pin */
+	/* schedule (steps and table inside), head op: COPY and REDUCE pin */
 	EXPECT_EQ(kt_each_alloc_failure(post_local, nothing_held, NULL,
-					-ENOMEM), 4);
+					-ENOMEM), 2);
 	/* the same, then COPY's bounce buffer, REDUCE's two */
 	EXPECT_EQ(kt_each_alloc_failure(post_local_bounce, nothing_held, NULL,
-					-ENOMEM), 7);
-	/* schedule, steps, table, head op, the receive's op */
-	EXPECT_EQ(kt_each_alloc_failure(post_recv, nothing_held, NULL,
 					-ENOMEM), 5);
+	/* schedule, head op, the receive's op */
+	EXPECT_EQ(kt_each_alloc_failure(post_recv, nothing_held, NULL,
+					-ENOMEM), 3);
 	EXPECT_EQ(a->ep->nr_colls, 1);				/* internal */
 }
 
@@ -778,9 +778,9 @@ TEST(coll__allocation_failures_of_a_rendezvous_step_unwind)
 	kprog_eager_limit = 64;
 	kt_pair(&a, &b);
 	fail_ep = a;
-	/* schedule, steps, table, head op, the send's op, its message */
+	/* schedule, head op, the send's op, its message */
 	EXPECT_EQ(kt_each_alloc_failure(post_rndv, nothing_held, NULL,
-					-ENOMEM), 6);
+					-ENOMEM), 4);
 	EXPECT_EQ(kt_nr_rndv(a), 1);
 }
 
@@ -1092,9 +1092,9 @@ TEST(coll__allocation_failures_in_the_worker_s_round_unwind)
 
 	kt_pair(&a, &b);
 	fail_ep = a;
-	/* schedule, steps, table, head op; in the worker: the message, its payload */
+	/* schedule, head op; in the worker: the message, its payload */
 	n = kt_each_alloc_failure(post_worker_round, nothing_held, NULL, -ENOMEM);
-	EXPECT_EQ(n, 6);
+	EXPECT_EQ(n, 4);
 	EXPECT_EQ(kt_src(b, 0)->held, 0);	/* a schedule's: not counted */
 }
 
