@@ -3,11 +3,13 @@
  * What CPU this process may have: the CPU time its cgroup's quota allows
  * (cgroup v2 cpu.max), and how long it has waited for a CPU while runnable
  * (the scheduler's run delay, /proc/thread-self/schedstat), and whether any
- * task of the machine waits for a CPU now (/proc/loadavg). The spin policy
+ * task of the machine waits for a CPU now (/proc/loadavg; which ones, for
+ * KPROG_VERBOSE=2: /proc/PID/task/TID/stat). The spin policy
  * (spin.h) decides with them whether a waiting rank may keep its CPU.
  * No MPI in here.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -159,4 +161,62 @@ void kp_cpu_queue_close(void)
 	if (loadavg_fd >= 0)
 		close(loadavg_fd);
 	loadavg_fd = -1;
+}
+
+/*
+ * Which tasks of the machine run or wait for a CPU now: " PID/TID(COMM)"
+ * for each thread whose /proc/PID/task/TID/stat says R, into @buf
+ * (truncated to @len). A diagnostic (KPROG_VERBOSE=2, spin_yield.c), not a
+ * policy input: it opens a file per thread of the machine. It tells a hog
+ * of another job from a kernel thread (issue 31: the task beside pw.x's
+ * ranks at its lost yields was khugepaged). Returns the tasks listed.
+ */
+int kp_cpu_runnable_names(char *buf, size_t len)
+{
+	char path[64], st[256], *rp;
+	struct dirent *p, *t;
+	DIR *pd, *td;
+	size_t o = 0;
+	int fd, n = 0;
+	ssize_t r;
+
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	pd = opendir("/proc");
+	if (!pd)
+		return 0;
+	while ((p = readdir(pd))) {
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.16s/task", p->d_name);
+		td = opendir(path);
+		if (!td)
+			continue;	/* gone meanwhile */
+		while ((t = readdir(td))) {
+			if (t->d_name[0] < '0' || t->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%.16s/task/%.16s/stat", p->d_name, t->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			r = read(fd, st, sizeof(st) - 1);
+			close(fd);
+			if (r <= 0)
+				continue;
+			st[r] = 0;
+			/* "PID (COMM) S ...": the name may hold spaces and parentheses */
+			rp = strrchr(st, ')');
+			if (!rp || rp[1] != ' ' || rp[2] != 'R' || !strchr(st, '('))
+				continue;
+			rp[1] = 0;
+			n++;
+			if (o < len)
+				o += snprintf(buf + o, len - o, " %s/%s%s", p->d_name, t->d_name,
+					      strchr(st, '('));
+		}
+		closedir(td);
+	}
+	closedir(pd);
+	return n;
 }

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The CPU this process may have (cpus.c): its cgroup's quota, the time it
- * waits for a CPU while runnable, and whether any task waits for one now.
+ * waits for a CPU while runnable, whether any task waits for one now,
+ * and (a diagnostic) which threads those are.
  * No MPI in here.
  */
 #ifndef KPROG_SHIM_CPUS_H
 #define KPROG_SHIM_CPUS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* CPUs' worth of time the cgroup v2 quota (cpu.max) allows, rounded up; 0: unlimited */
@@ -28,5 +30,7 @@ int kp_cpu_queue(void);
 /* Tasks running or runnable on the machine now (the caller included); -1 if unknown */
 int kp_cpu_runnable(void);
 void kp_cpu_queue_close(void);
+/* The running and runnable threads now, " PID/TID(COMM)" each, into buf; how many */
+int kp_cpu_runnable_names(char *buf, size_t len);
 
 #endif

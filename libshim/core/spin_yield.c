@@ -8,6 +8,27 @@
 #include "shim.h"
 #include "cpus.h"
 
+/* Lost yields logged with the machine's runnable tasks (KPROG_VERBOSE=2) */
+#define KP_LOST_LOGGED 8
+
+/*
+ * KPROG_VERBOSE=2: who had the CPU when a yield counted as lost, for the
+ * first KP_LOST_LOGGED of them: another job's hog, or a kernel thread that
+ * the run queue's count cannot tell from one (docs/apps.md, issue 31).
+ */
+static void log_lost(int runnable, uint64_t ns)
+{
+	static int logged;
+	char names[1024];
+
+	if (kp.verbose < 2 || logged >= KP_LOST_LOGGED)
+		return;
+	logged++;
+	kp_cpu_runnable_names(names, sizeof(names));
+	kp_logf("yield lost (%llu us, %d tasks runnable, %d ranks here); running now:%s",
+		(unsigned long long)ns / 1000, runnable, kp.spin.job_ranks, names);
+}
+
 /*
  * One yield of a shared-case spin, timed (spin.h: a yield lost to a task
  * that computes turns the yields off for a while). *@delay0: the run
@@ -18,7 +39,7 @@
 void kp_spin_yield(uint64_t now, uint64_t *delay0)
 {
 	bool known = kp.spin.delay_known && !kp.mt;
-	uint64_t after, d, delay = UINT64_MAX;
+	uint64_t after, d, delay = UINT64_MAX, lost;
 	int runnable = -1;
 
 	if (known && !*delay0)
@@ -31,5 +52,8 @@ void kp_spin_yield(uint64_t now, uint64_t *delay0)
 	}
 	if (kp_spin_yield_asks(&kp.spin, after - now))
 		runnable = kp_cpu_runnable();
+	lost = kp.spin.yields_lost;
 	kp_spin_yielded(&kp.spin, now, after, delay, runnable);
+	if (kp.spin.yields_lost != lost)
+		log_lost(runnable, after - now);
 }

@@ -7,6 +7,7 @@
  * adaptive spin policy (spin.c), the cheap clock and the send stamps
  * (clock.c, clock.h). Last line "N passed, N failed".
  */
+#define _GNU_SOURCE	/* gettid() */
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -423,6 +424,21 @@ static void test_cpu_queue(void)
 	EXPECT(kp_cpu_queue() == INT32_MIN, "closed: unknown");
 }
 
+/* The diagnostic list of runnable threads (KPROG_VERBOSE=2 at a lost yield) */
+static void test_runnable_names(void)
+{
+	char buf[4096], me[64], tiny[8];
+	int n;
+
+	/* this thread runs while it reads, so it is among them */
+	n = kp_cpu_runnable_names(buf, sizeof(buf));
+	snprintf(me, sizeof(me), " %d/%d(", (int)getpid(), (int)gettid());
+	EXPECT(n >= 1 && strstr(buf, me), "the caller %s is listed among %d: %.200s", me, n, buf);
+	n = kp_cpu_runnable_names(tiny, sizeof(tiny));
+	EXPECT(n >= 1 && strlen(tiny) < sizeof(tiny), "a short buffer is cut, still terminated: \"%s\"",
+	       tiny);
+}
+
 static void put_file(const char *dir, const char *name, const char *text)
 {
 	char p[512];
@@ -568,6 +584,7 @@ int main(void)
 	test_spin();
 	test_cgroup();
 	test_cpu_queue();
+	test_runnable_names();
 	test_clock();
 	return EXPECT_SUMMARY();
 }
