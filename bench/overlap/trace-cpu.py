@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Who had the CPU while each rendezvous was read (bench/overlap/trace-twonode-overlap).
 
-A transfer = first kprog_ib_read_start to last kprog_ib_read_end of one rid
-on the traced node. Its time on every CPU is split into:
+A transfer = on the receiving node, first kprog_ib_read_start to last
+kprog_ib_read_end of one rid; on the sending node, its RTS to its FIN
+(kprog_ib_rts "send", kprog_ib_fin "recv": the FIN received). Its time on every CPU is split into:
   rank        the process named --comm (default overlap), outside softirq
   sirq@rank   softirq run on top of the rank (on the rank's CPU-time clock)
   ksoftirqd   softirq work in ksoftirqd (not on the rank's clock)
@@ -13,8 +14,9 @@ on the traced node. Its time on every CPU is split into:
   other       any other task
   idle        the idle task
 A transfer counts as "rank computing" when the rank ran for more than a quarter
-of it; the others are transfers the rank waited for (pure). Sums per class,
-in ms and in % of the transfers' wall time, and softirq time per vector.
+of it; the others are transfers the rank waited for (pure). Means per class
+in ms and in % of the transfers' wall time (with several CPUs the sum over
+them, then one line per CPU), and softirq time per vector.
 """
 import argparse
 import collections
@@ -25,6 +27,8 @@ LINE = re.compile(r'^\s*(.*?)-(\d+)\s+(?:\(\s*\S+\)\s+)?\[(\d+)\]\s+\S+\s+([\d.]
 SW = re.compile(r'prev_comm=(.*?) prev_pid=(\d+) .*==> next_comm=(.*?) next_pid=(\d+)')
 VEC = re.compile(r'vec=\d+ \[action=(\w+)\]')
 RID = re.compile(r'rid=(0x[0-9a-f]+|\d+)')
+RTS = re.compile(r'^send .*len=(\d+) cookie=(0x[0-9a-f]+|\d+) chunk=(\d+)')
+FIN = re.compile(r'^recv cookie=(0x[0-9a-f]+|\d+)')
 CATS = ['rank', 'sirq@rank', 'ksoftirqd', 'sirq@idle', 'sirq@other', 'kworker', 'other', 'idle']
 
 
@@ -39,6 +43,7 @@ def main():
     win = None    # (rid, start, acc, vec)
     done = []
     vec_all = collections.Counter()
+    rts_chunk = collections.Counter()
 
     def cat(cpu):
         comm, pid = cur.get(cpu, ('?', -1))
@@ -64,6 +69,7 @@ def main():
         if t0 is None or win is None or not win[5]:
             return
         win[2][cat(cpu)] += t - t0
+        win[7][(cpu, cat(cpu))] += t - t0
         if cpu in sirq:
             win[3][sirq[cpu][1]] += t - max(t0, sirq[cpu][0])
 
@@ -88,19 +94,26 @@ def main():
                 if cpu in sirq:
                     vec_all[sirq[cpu][1]] += ts - sirq[cpu][0]
                 sirq.pop(cpu, None)
-            elif ev == 'kprog_ib_read_start':
-                r = RID.search(rest)
-                rid = r.group(1) if r else '?'
+            elif ev == 'kprog_ib_read_start' or (ev == 'kprog_ib_rts' and RTS.search(rest)):
+                if ev == 'kprog_ib_rts':
+                    r = RTS.search(rest)
+                    rid = r.group(2)
+                    rts_chunk[r.group(3) != '0'] += 1
+                else:
+                    r = RID.search(rest)
+                    rid = r.group(1) if r else '?'
                 if win is None or win[0] != rid:
                     if win is not None:
                         done.append(win)
-                    win = [rid, ts, collections.Counter(), collections.Counter(), 0.0, False]
+                    win = [rid, ts, collections.Counter(), collections.Counter(), 0.0, False, ts,
+                           collections.Counter()]
                 if not win[5]:
                     win[5] = True
-                    win[6:] = [ts]
+                    win[6] = ts
                     for c in last:
                         last[c] = ts
-            elif ev == 'kprog_ib_read_end' and win is not None and win[5]:
+            elif (ev == 'kprog_ib_read_end' or (ev == 'kprog_ib_fin' and FIN.search(rest))) \
+                    and win is not None and win[5]:
                 win[5] = False
                 win[4] += ts - win[6]
     if win is not None:
@@ -113,8 +126,11 @@ def main():
         acc = {k: w[2][k] for k in CATS}
         vec = dict(w[3])
         key = 'rank computing' if acc['rank'] > 0.25 * wall else 'rank waiting (pure)'
-        classes[key].append((wall, acc, vec))
-    print('# node 0: transfers (first READ posted .. last READ done), CPU time by who ran, mean ms per transfer and % of wall')
+        classes[key].append((wall, acc, vec, w[7]))
+    if rts_chunk:
+        print('# sending node: %d RTS carried chunk 0, %d did not (the receiver PULLed it)' % (
+            rts_chunk[True], rts_chunk[False]))
+    print('# node 0: transfers (receiving: first READ posted .. last READ done; sending: RTS .. FIN), CPU time by who ran, mean ms per transfer and % of wall')
     print('%-22s %4s %8s ' % ('class', 'n', 'wall') + ' '.join('%10s' % c for c in CATS))
     for key, rows in classes.items():
         if not rows:
@@ -127,6 +143,11 @@ def main():
         vec = collections.Counter()
         for r in rows:
             vec.update(r[2])
+        cpus = sorted({c for r in rows for (c, _) in r[3]})
+        if len(cpus) > 1:
+            for c in cpus:
+                print('%-22s %4s %8s ' % ('', 'cpu%d' % c, '') + ' '.join(
+                    '%10.2f' % (sum(r[3][(c, k)] for r in rows) / n) for k in CATS))
         print('%-22s softirq by vector (ms per transfer): %s' % ('', ', '.join(
             '%s %.2f' % (k, v / n) for k, v in vec.most_common())))
     print('# softirq time over the whole trace (ms): ' +
