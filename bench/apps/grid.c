@@ -32,18 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile double sink;
-
-/* Fixed work (not a time), as halo.c's */
-static void compute(long work)
-{
-	double a = 1.0, b = 1.000001;
-	long i;
-
-	for (i = 0; i < work * 200; i++)
-		a = a * b + 1e-9;
-	sink = a;
-}
+#include "work.h"
 
 static unsigned char pattern(int root, long n, size_t i)
 {

@@ -32,18 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile double sink;
-
-/* Fixed work (not a time): a slower CPU shows as a longer compute phase. */
-static void compute(long work)
-{
-	double a = 1.0, b = 1.000001;
-	long i;
-
-	for (i = 0; i < work * 200; i++)
-		a = a * b + 1e-9;
-	sink = a;
-}
+#include "work.h"
 
 static void fill(unsigned char *p, size_t n, int rank, long step)
 {
