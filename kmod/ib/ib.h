@@ -78,6 +78,7 @@ extern unsigned int kprog_ib_max_reg_mb;
 extern unsigned int kprog_ib_reg_pages;
 extern unsigned int kprog_ib_max_reads;
 extern unsigned int kprog_ib_conn_mrs;
+extern bool kprog_ib_reg_qp;
 extern unsigned int kprog_ib_keepalive_ms;
 extern unsigned int kprog_ib_conn_admin;
 extern unsigned int kprog_ib_pin_cache_mb;
@@ -135,11 +136,15 @@ extern const struct kprog_transport kprog_ib_xport;
  * @inv: post it as SEND_WITH_INV of @inv_rkey
  * @inv_rkey: the rkey it invalidates at the peer
  * @credit: the connection's own CREDIT message
+ * @reg_wait: it carries an rkey whose REG_MR, posted on the connection's
+ *	@reg_qp, has not completed: it and what is queued behind it wait (L)
  * @dma: its mapping while posted
  * @buf: the message: header, body, payload
  *
  * Allocated with its buffer (kprog_ib_out_alloc()) and freed when its send
- * completes or its connection dies; nothing else refers to it.
+ * completes or its connection dies; while @reg_wait, the chunk being
+ * registered refers to it (its @reg_out), and the teardown frees it only
+ * after the @reg_qp was drained.
  */
 struct kprog_ib_out {
 	struct list_head node;
@@ -149,6 +154,7 @@ struct kprog_ib_out {
 	u32 len;
 	bool inv;
 	bool credit;
+	bool reg_wait;
 	u32 inv_rkey;
 	u64 dma;
 	u8 buf[];
@@ -256,6 +262,9 @@ struct kprog_ib_rx {
  * @reg_alone: the device runs local work requests again when it
  *	retransmits the requests before them (rxe): a REG_MR is posted only
  *	with no request on the wire ahead of it ("Registration" in ib_rndv.c)
+ * @reg_qp: QP connected to itself that carries only REG_MRs (rxe,
+ *	reg_qp parameter): nothing of it is on the wire, so none is replayed
+ *	and none waits for the wire; NULL: the fenced path
  * @wire_out: SENDs, READs and WRITEs posted and not yet completed (L)
  * @fence_wait: sending transfers waiting for @wire_out to reach 0 to
  *	post their REG_MR; while any waits, no new wire request is posted (L)
@@ -317,6 +326,7 @@ struct kprog_ib_conn {
 	struct list_head read_wait;
 	struct list_head mr_wait;
 	bool reg_alone;
+	struct ib_qp *reg_qp;
 	u32 wire_out;
 	struct list_head fence_wait;
 	struct list_head sent;
@@ -453,6 +463,8 @@ struct kprog_ib_pin {
  * @invalidating: a LOCAL_INV of it is posted
  * @reg_wr: the REG_MR work request
  * @reg_cqe: its completion
+ * @reg_out: the RTS or DESC that waits in the backlog for that completion
+ *	(posted on the connection's reg_qp only), or NULL (L)
  * @inv_cqe: the LOCAL_INV's completion
  * @tx: the transfer it belongs to
  */
@@ -467,6 +479,7 @@ struct kprog_ib_chunk {
 	bool invalidating;
 	struct ib_reg_wr reg_wr;
 	struct ib_cqe reg_cqe;
+	struct kprog_ib_out *reg_out;
 	struct ib_cqe inv_cqe;
 	struct kprog_ib_tx *tx;
 };

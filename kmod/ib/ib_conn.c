@@ -160,6 +160,7 @@ struct kprog_ib_out *kprog_ib_out_alloc(u32 len, gfp_t gfp)
 	out->len = len;
 	out->inv = false;
 	out->credit = false;
+	out->reg_wait = false;
 	out->inv_rkey = 0;
 	out->dma = 0;
 	return out;
@@ -407,7 +408,8 @@ static void kprog_ib_conn_flush(struct kprog_ib_conn *conn)
 		return;
 	while ((out = list_first_entry_or_null(&conn->backlog,
 					       struct kprog_ib_out, node))) {
-		if (!conn->sends_free ||
+		/* Its rkey is valid only once the REG_MR completed. */
+		if (out->reg_wait || !conn->sends_free ||
 		    !kprog_ib_credits_may_send(&conn->cr, false))
 			break;
 		list_del_init(&out->node);
@@ -723,6 +725,10 @@ static void kprog_ib_conn_free_res(struct kprog_ib_conn *conn)
 {
 	u32 i;
 
+	if (conn->reg_qp) {
+		ib_destroy_qp(conn->reg_qp);
+		conn->reg_qp = NULL;
+	}
 	if (conn->qp) {
 		/* every MR is back in the pool: the transfers are gone */
 		ib_mr_pool_destroy(conn->qp, &conn->mrs);
@@ -794,6 +800,96 @@ static int kprog_ib_conn_rx_init(struct kprog_ib_conn *conn)
 	return 0;
 }
 
+static int kprog_ib_resolve_dmac(struct kprog_ib_conn *conn,
+				 const union ib_gid *dgid, u8 *dmac, u8 *hop);
+
+/*
+ * The registration QP of a connection on rxe (ib_rndv.c, "Registration"):
+ * an RC QP on the connection's PD (a REG_MR needs the MR's PD; an rkey is
+ * the PD's, so the peer's READs on the data QP find it), connected to
+ * itself so that it reaches RTS, with no retransmission timeout. It only
+ * ever carries REG_MRs: no packet, so rxe never retries it and runs each
+ * REG_MR once. On failure the connection keeps the fenced path. May
+ * sleep.
+ */
+static void kprog_ib_reg_qp_make(struct kprog_ib_conn *conn,
+				 const struct kprog_ib_port *p)
+{
+	struct ib_qp_init_attr qa = {};
+	struct ib_qp_attr attr = {};
+	struct ib_qp *qp;
+	u8 hop = 1;
+	int err;
+
+	qa.qp_context = conn;
+	qa.send_cq = conn->cq;
+	qa.recv_cq = conn->cq;
+	qa.cap.max_send_wr = kprog_ib_conn_mrs + 1;
+	qa.cap.max_recv_wr = 1;		/* ib_drain_qp()'s marker */
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qa.qp_type = IB_QPT_RC;
+	qa.port_num = p->port;
+	qp = ib_create_qp(conn->pd, &qa);
+	if (IS_ERR(qp)) {
+		err = PTR_ERR(qp);
+		goto err;
+	}
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = p->port;
+	attr.qp_access_flags = 0;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (err)
+		goto err_destroy;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = conn->mtu;
+	attr.dest_qp_num = qp->qp_num;
+	attr.rq_psn = 0;
+	attr.max_dest_rd_atomic = 0;
+	attr.min_rnr_timer = KPROG_IB_MIN_RNR_TIMER;
+	attr.ah_attr.type = rdma_ah_find_type(conn->dev, conn->port_num);
+	rdma_ah_set_port_num(&attr.ah_attr, conn->port_num);
+	if (attr.ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
+		err = kprog_ib_resolve_dmac(conn, &conn->gid,
+					    attr.ah_attr.roce.dmac, &hop);
+		if (err)
+			goto err_destroy;
+		rdma_ah_set_grh(&attr.ah_attr, &conn->gid, 0, conn->gid_index,
+				hop, 0);
+	} else {
+		rdma_ah_set_dlid(&attr.ah_attr, conn->lid);
+	}
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		goto err_destroy;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 0;		/* no retransmission timer */
+	attr.retry_cnt = 0;
+	attr.rnr_retry = 0;
+	attr.sq_psn = 0;
+	attr.max_rd_atomic = 0;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			   IB_QP_MAX_QP_RD_ATOMIC);
+	if (err)
+		goto err_destroy;
+	conn->reg_qp = qp;
+	return;
+
+err_destroy:
+	ib_destroy_qp(qp);
+err:
+	pr_info("kprog_ib: no registration QP on %s (%d): REG_MR fenced on the data QP\n",
+		dev_name(&conn->dev->dev), err);
+}
+
 /*
  * The verbs objects of a connection on @p: PD, CQ, QP (moved to INIT),
  * MR pool, receive buffers. Unwinds itself on failure.
@@ -838,7 +934,9 @@ static int kprog_ib_conn_setup(struct kprog_ib_conn *conn,
 		conn->pd = NULL;
 		return err;
 	}
-	conn->cq_size = sq + 3 * kprog_ib_max_reads + kprog_ib_recv_bufs + 2;
+	/* and the registration QP's REG_MRs and drain markers */
+	conn->cq_size = sq + 3 * kprog_ib_max_reads + kprog_ib_recv_bufs + 2 +
+			kprog_ib_conn_mrs + 3;
 	conn->cq = ib_cq_pool_get(dev, conn->cq_size, -1, IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->cq)) {
 		err = PTR_ERR(conn->cq);
@@ -890,6 +988,8 @@ static int kprog_ib_conn_setup(struct kprog_ib_conn *conn,
 	err = kprog_ib_conn_rx_init(conn);
 	if (err)
 		goto err_free;
+	if (conn->reg_alone && READ_ONCE(kprog_ib_reg_qp))
+		kprog_ib_reg_qp_make(conn, p);
 	return 0;
 
 err_free:
@@ -1416,6 +1516,9 @@ static void kprog_ib_conn_dead_work(struct work_struct *work)
 	mutex_lock(&conn->qp_mutex);
 	if (conn->qp)
 		ib_drain_qp(conn->qp);
+	/* After this no REG_MR completion refers to a message of the backlog. */
+	if (conn->reg_qp)
+		ib_drain_qp(conn->reg_qp);
 	mutex_unlock(&conn->qp_mutex);
 	/* Transfer workers see the state and stop touching it. */
 	flush_workqueue(kprog_ib_wq);

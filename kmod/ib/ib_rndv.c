@@ -39,7 +39,15 @@
  * connection is on the wire; a transfer that would register meanwhile
  * waits on conn->fence_wait, and while one waits nothing new goes on the
  * wire (the backlog, READs and the keepalive hold), so the wait ends once
- * what is out completes.
+ * what is out completes. With the reg_qp parameter (the default) a
+ * connection on rxe instead has a second QP, connected to itself, that
+ * carries only REG_MRs (conn->reg_qp): no packet ever leaves it, so rxe
+ * never retries it and runs each REG_MR once, at once. An MR is the PD's,
+ * so the peer's READ on the data QP finds the rkey. Nothing orders two
+ * QPs, and rxe runs a posted REG_MR later from a tasklet: the RTS or DESC
+ * carrying the rkey waits in the backlog (out->reg_wait) until the REG_MR
+ * completed, and what was queued behind it waits too, so messages keep
+ * their order. The fence then never applies.
  *
  * Bounded memory. A chunk is at most reg_pages pages (and what the device
  * maps); a transfer holds at most two at once (the one being read and the
@@ -351,7 +359,8 @@ static void kprog_ib_mr_back(struct kprog_ib_conn *conn)
 
 /*
  * Under conn->lock: register a pinned chunk (REG_MR posted now, before
- * the SEND that describes it). -EAGAIN: no MR free; -EBUSY: it must wait
+ * the SEND that describes it; on conn->reg_qp the caller holds that SEND
+ * with kprog_ib_chunk_hold()). -EAGAIN: no MR free; -EBUSY: it must wait
  * for the wire to be idle (conn->reg_alone); other errors fail the
  * connection (the caller's job).
  */
@@ -363,7 +372,7 @@ static int kprog_ib_chunk_register(struct kprog_ib_conn *conn,
 	int nents, n, err;
 
 	/* rxe would run it again if something ahead were retransmitted */
-	if (conn->reg_alone && conn->wire_out)
+	if (conn->reg_alone && conn->wire_out && !conn->reg_qp)
 		return -EBUSY;
 	mr = ib_mr_pool_get(conn->qp, &conn->mrs);
 	if (!mr)
@@ -389,7 +398,8 @@ static int kprog_ib_chunk_register(struct kprog_ib_conn *conn,
 	ch->reg_wr.key = mr->rkey;
 	ch->reg_wr.access = IB_ACCESS_REMOTE_READ;
 	kref_get(&ch->tx->ref);		/* until the REG_MR completes */
-	err = ib_post_send(conn->qp, &ch->reg_wr.wr, NULL);
+	ch->reg_out = NULL;
+	err = ib_post_send(conn->reg_qp ?: conn->qp, &ch->reg_wr.wr, NULL);
 	if (err) {
 		kref_put(&ch->tx->ref, kprog_ib_tx_release);
 		goto err_unmap;
@@ -413,6 +423,22 @@ err_unmap:
 err_put:
 	ib_mr_pool_put(conn->qp, &conn->mrs, mr);
 	return err;
+}
+
+/*
+ * Under conn->lock, right after kprog_ib_chunk_register() succeeded and
+ * before @out is queued: on the registration QP nothing orders the REG_MR
+ * before @out's SEND (rxe runs it later, from a tasklet), so @out and what
+ * is queued behind it wait in the backlog until kprog_ib_reg_done().
+ */
+static void kprog_ib_chunk_hold(struct kprog_ib_conn *conn,
+				struct kprog_ib_chunk *ch,
+				struct kprog_ib_out *out)
+{
+	if (!conn->reg_qp)
+		return;
+	out->reg_wait = true;
+	ch->reg_out = out;
 }
 
 /* Under conn->lock: the chunk's MR goes back to the pool (rkey invalid). */
@@ -603,11 +629,13 @@ int kprog_ib_tx_rts(struct kprog_ib_conn *conn, u64 key,
 	    list_empty(&conn->mr_wait) && !kprog_ib_conn_fenced(conn) &&
 	    conn->mrs_out < kprog_ib_conn_mrs / 2) {
 		err = kprog_ib_chunk_register(conn, ch, &d);
-		if (!err)
+		if (!err) {
 			dp = &d;
-		else if (err != -EAGAIN && err != -EBUSY)
+			kprog_ib_chunk_hold(conn, ch, out);
+		} else if (err != -EAGAIN && err != -EBUSY) {
 			/* The RTS is dropped; the teardown fails the send. */
 			kprog_ib_conn_fail_locked(conn, err);
+		}
 	}
 	tx->next = dp ? d.len : 0;
 	out->len = kprog_ib_put_rts(out->buf, key, &tx->env, msg->send_req,
@@ -806,6 +834,7 @@ static void kprog_ib_tx_work(struct work_struct *work)
 		}
 		tx->next = off + d.len;
 		out->len = kprog_ib_put_desc(out->buf, tx->rid, &d);
+		kprog_ib_chunk_hold(conn, ch, out);
 	}
 	tx->want = U64_MAX;
 	kprog_ib_conn_queue_locked(conn, out);
@@ -917,10 +946,19 @@ static void kprog_ib_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 						 struct kprog_ib_chunk,
 						 reg_cqe);
 	struct kprog_ib_tx *tx = ch->tx;
+	struct kprog_ib_conn *conn = tx->conn;
 	u64 start = kprog_stat_clock();
 
+	spin_lock_bh(&conn->lock);
 	if (wc->status != IB_WC_SUCCESS)
-		kprog_ib_conn_fail(tx->conn, -EIO);
+		kprog_ib_conn_fail_locked(conn, -EIO);
+	/* The RTS or DESC that carries the rkey may go now (reg_qp). */
+	if (ch->reg_out) {
+		ch->reg_out->reg_wait = false;
+		ch->reg_out = NULL;
+		kprog_ib_conn_kick_locked(conn);
+	}
+	spin_unlock_bh(&conn->lock);
 	kprog_ib_tx_put(tx);
 	kprog_ib_conn_count(wc, start);
 }

@@ -70,6 +70,19 @@ module_param_named(conn_admin, kprog_ib_conn_admin, uint, 0444);
 MODULE_PARM_DESC(conn_admin,
 		 "1: making or dropping a connection between two nodes (KPROG_IOC_NET_CONN) needs CAP_NET_ADMIN, so that no user can disturb the connection other users' jobs share; 0: any user whose job spans the node may (default 1)");
 /*
+ * Registrations on a queue pair of their own (docs/rdma.md, "Registering on
+ * a queue pair of its own"): on rxe, where a REG_MR on the data QP must
+ * wait until nothing is on the wire, a per-connection QP connected to
+ * itself carries only REG_MRs, so they neither wait nor are replayed.
+ * Read when a connection is set up; devices without the quirk keep their
+ * REG_MRs on the data QP.
+ */
+bool kprog_ib_reg_qp = true;
+module_param_named(reg_qp, kprog_ib_reg_qp, bool, 0644);
+MODULE_PARM_DESC(reg_qp,
+		 "1: on soft-RoCE post registrations on a queue pair of their own, connected to itself (no REG_MR fence); 0: fenced on the data QP; read at connection set-up (default 1)");
+
+/*
  * Off by default: on soft-RoCE (rxe, kernel 6.1) a REG_MR posted shortly
  * behind unacknowledged SENDs is executed again when those are
  * retransmitted (rxe_requester() runs local work requests again after

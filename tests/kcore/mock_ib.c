@@ -37,7 +37,7 @@ u64 mock_ib_send_cqes;
 u64 mock_ib_modify_errors, mock_ib_post_send_errors, mock_ib_post_recv_errors;
 int mock_ib_post_fail_opcode = -1, mock_ib_wc_fail_opcode = -1;
 u64 mock_ib_resolve_errors, mock_ib_query_port_errors, mock_ib_map_mr_errors;
-u32 mock_ib_hold;
+u64 mock_ib_hold;
 
 struct mock_dev {
 	struct ib_device ib;
@@ -1098,6 +1098,12 @@ static bool qp_step(struct mock_qp *a)
 			deliver(a, w, IB_WC_LOC_QP_OP_ERR, 0, false, 0, false);
 			return true;
 		}
+		/* rxe_reg_fast_mr(): only a QP of the MR's PD registers it */
+		if (w->mr->pd != a->qp.pd) {
+			pr_warn("mock_ib: rxe_reg_fast_mr: qp->pd and mr->pd don't match\n");
+			deliver(a, w, IB_WC_LOC_QP_OP_ERR, 0, false, 0, false);
+			return true;
+		}
 		if (m->valid || w->key != w->mr->rkey) {
 			deliver(a, w, IB_WC_MW_BIND_ERR, 0, false, 0, false);
 			return true;
@@ -1174,7 +1180,7 @@ bool mock_ib_step(void)
 						     node);
 			if (!w || w->seq >= bseq ||
 			    (mq->state != IB_QPS_ERR &&
-			     (mock_ib_hold & BIT(w->opcode))))
+			     (w->opcode < 64 && (mock_ib_hold & BIT_ULL(w->opcode)))))
 				continue;
 			/* RNR: a SEND its responder cannot take yet */
 			if (mq->state == IB_QPS_RTS &&

@@ -45,7 +45,7 @@ void mock_ib_dev_remove(struct ib_device *dev);
 void mock_ib_port_state(struct ib_device *dev, enum ib_port_state state);
 
 /* Requests of these ib_wr_opcode bits are not moved by mock_ib_step(). */
-extern u32 mock_ib_hold;
+extern u64 mock_ib_hold;
 /* Moves the oldest request that can move; false if none can. */
 bool mock_ib_step(void);
 /* mock_ib_step() and queued work in turn until neither has anything. */

@@ -168,8 +168,11 @@ TEST(ib__loopback_eager_message_crosses_the_queue_pairs)
 	EXPECT_EQ(p.done, 0);
 	EXPECT_OK(kt_send(a, 1, 5, sbuf, 100, 12, 0, &p));
 	EXPECT_EQ(p.done, 1);
-	/* a connected pair of QPs on the port, the message posted */
-	EXPECT_EQ(mock_ib_nr_qps(), 2);
+	/*
+	 * a connected pair of QPs on the port (each end with its registration
+	 * QP, mock_rxe being rxe), the message posted
+	 */
+	EXPECT_EQ(mock_ib_nr_qps(), 4);
 	EXPECT(mock_ib_pending(IB_WR_SEND) >= 1);
 	EXPECT(!kt_ring_count(b));
 	mock_ib_run();
@@ -314,13 +317,17 @@ static void peer_report(struct mock_ib_peer *p, struct kprog_net_qp *q)
 	q->version = KPROG_NET_VERSION;
 }
 
-/* Rank 0 here, rank 1 on node 1 (127.0.0.2), played by the test. */
-static void peer_job(struct peer_ctx *c)
+/*
+ * Rank 0 here, rank 1 on node 1 (127.0.0.2), played by the test; @reg_qp:
+ * the module parameter while the connection is made.
+ */
+static void peer_job_reg(struct peer_ctx *c, bool reg_qp)
 {
 	struct kprog_net_conn nc;
 	struct kprog_net_qp r, mine;
 
 	ib_up();
+	kprog_ib_reg_qp = reg_qp;
 	c->key = kt_new_key();
 	c->e = kt_open();
 	c->owed = 0;
@@ -336,6 +343,11 @@ static void peer_job(struct peer_ctx *c)
 	mock_ib_peer_connect(c->p, mine.qpn, mine.psn);
 	EXPECT_EQ(mock_ib_qp_state(mock_ib_qp(mine.qpn)), IB_QPS_RTS);
 	mock_default_proc->caps &= ~BIT_ULL(CAP_NET_ADMIN);
+}
+
+static void peer_job(struct peer_ctx *c)
+{
+	peer_job_reg(c, true);
 }
 
 static u8 wire[KPROG_IB_EAGER_HDR + 65536];
@@ -669,7 +681,8 @@ TEST(ib__a_reg_mr_waits_until_nothing_is_on_the_wire)
 	u64 cookie;
 	u32 n, sends;
 
-	peer_job(&c);
+	peer_job_reg(&c, false);
+	EXPECT_EQ(mock_ib_nr_qps(), 1);
 	kt_fill(sbuf, 65536, 12);
 	EXPECT_OK(kt_send(c.e, 1, 9, sbuf + 65536, 8, 140, 0, &p));
 	EXPECT_EQ(mock_ib_pending(IB_WR_SEND), 1);
@@ -715,6 +728,132 @@ TEST(ib__a_reg_mr_waits_until_nothing_is_on_the_wire)
 	/* the connection lives on */
 	EXPECT_EQ(mock_ib_nr_qps(), 1);
 	EXPECT_EQ(gauge(KPROG_IB_G_CONNS), 1);
+}
+
+/*
+ * The same on a registration QP (reg_qp): the REG_MR goes on a QP of its
+ * own at once, whatever is on the wire, and the RTS carries chunk 0; the
+ * RTS (and what is queued behind it) waits for the REG_MR's completion,
+ * since nothing orders two QPs.
+ */
+TEST(ib__on_rxe_a_reg_mr_goes_on_the_registration_qp_and_the_rts_waits_for_it)
+{
+	struct kprog_ib_chunk_desc d;
+	struct kprog_ib_parsed m;
+	struct kprog_post p;
+	struct peer_ctx c;
+	u64 cookie;
+	u32 n;
+
+	peer_job(&c);
+	/* the data QP and the registration QP */
+	EXPECT_EQ(mock_ib_nr_qps(), 2);
+	kt_fill(sbuf, 65536, 13);
+	EXPECT_OK(kt_send(c.e, 1, 9, sbuf + 65536, 8, 150, 0, &p));
+	EXPECT_EQ(mock_ib_pending(IB_WR_SEND), 1);
+	mock_ib_hold = BIT_ULL(IB_WR_REG_MR);
+	EXPECT_OK(kt_send(c.e, 1, 4, sbuf, 65536, 151, 0, &p));
+	EXPECT_OK(kt_send(c.e, 1, 9, sbuf + 65536, 8, 152, 0, &p));
+	EXPECT_EQ(mock_ib_pending(IB_WR_REG_MR), 1);
+	EXPECT_EQ(mock_ib_pending(IB_WR_SEND), 1);
+	mock_ib_run();
+	/* the eager SEND that was out went; the RTS and the one after wait */
+	EXPECT_EQ(mock_ib_pending(IB_WR_REG_MR), 1);
+	EXPECT_EQ(mock_ib_pending(IB_WR_SEND), 0);
+	ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+	EXPECT_EQ(m.type, KPROG_IB_EAGER);
+	EXPECT(!peer_recv_data(&c, &m, NULL, NULL));
+	mock_ib_hold = 0;
+	mock_ib_run();
+	EXPECT(!mock_printk_take("not free"));
+	EXPECT(!mock_printk_take("don't match"));
+	ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+	ASSERT_EQ(m.type, KPROG_IB_RTS);
+	d = m.chunk;
+	cookie = m.cookie;
+	ASSERT_EQ(d.len, 65536);
+	EXPECT(peer_recv_data(&c, &m, NULL, NULL) && m.type == KPROG_IB_EAGER);
+	/* an rkey of the registration QP is read through the data QP */
+	EXPECT_OK(mock_ib_peer_read(c.p, pbuf, d.addr, d.rkey, 65536));
+	EXPECT(kt_check(pbuf, 65536, 13));
+	n = kprog_ib_put_done(wire, KPROG_IB_FIN, cookie, 0, 65536, 0,
+			      KPROG_IB_INV);
+	peer_send(&c, n, true, d.rkey);
+	mock_ib_run();
+	EXPECT_CQE(c.e, 151, 65536, 0);
+	EXPECT(ib_idle());
+	EXPECT_EQ(mock_ib_nr_qps(), 2);
+	EXPECT_EQ(gauge(KPROG_IB_G_CONNS), 1);
+}
+
+/*
+ * A registration QP that cannot be connected (here its RTS) is destroyed,
+ * said once in the log, and the connection keeps the fenced path.
+ */
+TEST(ib__without_a_registration_qp_the_connection_keeps_the_fence)
+{
+	struct kprog_ib_chunk_desc d;
+	struct kprog_ib_parsed m;
+	struct kprog_post p;
+	struct peer_ctx c;
+	u64 cookie;
+	u32 n;
+
+	/* the data QP's INIT, then the registration QP's INIT, RTR, RTS */
+	mock_ib_modify_errors = BIT(3);
+	peer_job(&c);
+	EXPECT_PRINTK("no registration QP");
+	EXPECT_EQ(mock_ib_nr_qps(), 1);
+	kt_fill(sbuf, 65536, 14);
+	EXPECT_OK(kt_send(c.e, 1, 9, sbuf + 65536, 8, 170, 0, &p));
+	/* an eager SEND is out: the RTS goes without chunk 0, as before */
+	EXPECT_OK(kt_send(c.e, 1, 4, sbuf, 65536, 171, 0, &p));
+	EXPECT_EQ(mock_ib_pending(IB_WR_REG_MR), 0);
+	mock_ib_run();
+	ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+	EXPECT_EQ(m.type, KPROG_IB_EAGER);
+	ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+	ASSERT_EQ(m.type, KPROG_IB_RTS);
+	EXPECT_EQ(m.chunk.len, 0);
+	cookie = m.cookie;
+	peer_send(&c, kprog_ib_put_pull(wire, cookie, 0x78, 0), false, 0);
+	mock_ib_run();
+	ASSERT(peer_recv_data(&c, &m, NULL, NULL));
+	ASSERT_EQ(m.type, KPROG_IB_DESC);
+	d = m.chunk;
+	ASSERT_EQ(d.len, 65536);
+	EXPECT_OK(mock_ib_peer_read(c.p, pbuf, d.addr, d.rkey, 65536));
+	EXPECT(kt_check(pbuf, 65536, 14));
+	n = kprog_ib_put_done(wire, KPROG_IB_FIN, cookie, 0, 65536, 0,
+			      KPROG_IB_INV);
+	peer_send(&c, n, true, d.rkey);
+	mock_ib_run();
+	EXPECT_CQE(c.e, 171, 65536, 0);
+	EXPECT(ib_idle());
+	EXPECT_EQ(mock_ib_nr_qps(), 1);
+}
+
+/*
+ * A REG_MR of the registration QP that completes in error fails the
+ * connection; the teardown drains that QP before it frees the RTS that
+ * waited for it, and nothing is left.
+ */
+TEST(ib__a_failed_reg_mr_on_the_registration_qp_frees_the_rts_it_held)
+{
+	struct kprog_post p;
+	struct peer_ctx c;
+
+	peer_job(&c);
+	mock_ib_hold = BIT_ULL(IB_WR_REG_MR);
+	EXPECT_OK(kt_send(c.e, 1, 4, sbuf, 65536, 181, 0, &p));
+	EXPECT_OK(kt_send(c.e, 1, 9, sbuf + 65536, 8, 182, 0, &p));
+	mock_ib_run();
+	EXPECT_EQ(mock_ib_pending(IB_WR_REG_MR), 1);
+	EXPECT_EQ(mock_ib_pending(IB_WR_SEND), 0);
+	mock_ib_hold = 0;
+	mock_ib_wc_fail_opcode = IB_WR_REG_MR;
+	mock_ib_run();
+	expect_failed_and_freed(&c, 181, 0, -ECONNRESET);
 }
 
 /* An eager message each way between rank 0 here and the peer's rank 1. */
@@ -816,7 +955,8 @@ TEST(ib__another_user_cannot_reset_or_make_the_connection_jobs_share)
 	nc.peer.addr[0] = 127;
 	nc.peer.addr[3] = 3;
 	EXPECT_ERR(kt_ioctl(e, KPROG_IOC_NET_CONN, &nc), -EPERM);
-	EXPECT_EQ(mock_ib_nr_qps(), 1);
+	/* the connection's data QP and registration QP, nothing more */
+	EXPECT_EQ(mock_ib_nr_qps(), 2);
 	/* the jobs that use the connection never noticed */
 	mock_ib_run();
 	peer_traffic_flows(&c, 200);

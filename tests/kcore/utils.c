@@ -80,6 +80,7 @@ void kt_ib_params_reset(void)
 	kprog_ib_conn_mrs = 16;
 	kprog_ib_keepalive_ms = 2000;
 	kprog_ib_conn_admin = 1;
+	kprog_ib_reg_qp = true;
 }
 
 int kt_ib_load(void)
