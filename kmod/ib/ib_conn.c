@@ -803,6 +803,55 @@ static int kprog_ib_conn_rx_init(struct kprog_ib_conn *conn)
 static int kprog_ib_resolve_dmac(struct kprog_ib_conn *conn,
 				 const union ib_gid *dgid, u8 *dmac, u8 *hop);
 
+/* What a connection's QPs share: its CQ for both queues, RC, @port. */
+static void kprog_ib_qp_attr_init(struct kprog_ib_conn *conn,
+				  struct ib_qp_init_attr *qa, u32 port)
+{
+	qa->qp_context = conn;
+	qa->send_cq = conn->cq;
+	qa->recv_cq = conn->cq;
+	qa->cap.max_recv_sge = 1;
+	qa->sq_sig_type = IB_SIGNAL_REQ_WR;
+	qa->qp_type = IB_QPT_RC;
+	qa->port_num = port;
+}
+
+/* RESET to INIT on @port, admitting the remote @access. May sleep. */
+static int kprog_ib_qp_to_init(struct ib_qp *qp, u32 port, int access)
+{
+	struct ib_qp_attr attr = {};
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = port;
+	attr.qp_access_flags = access;
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+}
+
+/*
+ * The address vector of an RTR toward @dgid (RoCE: resolves the next
+ * hop's MAC, may sleep) or @dlid (InfiniBand, one subnet: the LID routes).
+ */
+static int kprog_ib_qp_av(struct kprog_ib_conn *conn, struct rdma_ah_attr *ah,
+			  union ib_gid *dgid, u16 dlid)
+{
+	u8 hop = 1;
+	int err;
+
+	ah->type = rdma_ah_find_type(conn->dev, conn->port_num);
+	rdma_ah_set_port_num(ah, conn->port_num);
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE) {
+		rdma_ah_set_dlid(ah, dlid);
+		return 0;
+	}
+	err = kprog_ib_resolve_dmac(conn, dgid, ah->roce.dmac, &hop);
+	if (err)
+		return err;
+	rdma_ah_set_grh(ah, dgid, 0, conn->gid_index, hop, 0);
+	return 0;
+}
+
 /*
  * The registration QP of a connection on rxe (ib_rndv.c, "Registration"):
  * an RC QP on the connection's PD (a REG_MR needs the MR's PD; an rkey is
@@ -818,51 +867,29 @@ static void kprog_ib_reg_qp_make(struct kprog_ib_conn *conn,
 	struct ib_qp_init_attr qa = {};
 	struct ib_qp_attr attr = {};
 	struct ib_qp *qp;
-	u8 hop = 1;
 	int err;
 
-	qa.qp_context = conn;
-	qa.send_cq = conn->cq;
-	qa.recv_cq = conn->cq;
+	kprog_ib_qp_attr_init(conn, &qa, p->port);
 	qa.cap.max_send_wr = kprog_ib_conn_mrs + 1;
 	qa.cap.max_recv_wr = 1;		/* ib_drain_qp()'s marker */
 	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qa.qp_type = IB_QPT_RC;
-	qa.port_num = p->port;
 	qp = ib_create_qp(conn->pd, &qa);
 	if (IS_ERR(qp)) {
 		err = PTR_ERR(qp);
 		goto err;
 	}
-	attr.qp_state = IB_QPS_INIT;
-	attr.pkey_index = 0;
-	attr.port_num = p->port;
-	attr.qp_access_flags = 0;
-	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	err = kprog_ib_qp_to_init(qp, p->port, 0);
 	if (err)
 		goto err_destroy;
-	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IB_QPS_RTR;
 	attr.path_mtu = conn->mtu;
 	attr.dest_qp_num = qp->qp_num;
 	attr.rq_psn = 0;
 	attr.max_dest_rd_atomic = 0;
 	attr.min_rnr_timer = KPROG_IB_MIN_RNR_TIMER;
-	attr.ah_attr.type = rdma_ah_find_type(conn->dev, conn->port_num);
-	rdma_ah_set_port_num(&attr.ah_attr, conn->port_num);
-	if (attr.ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
-		err = kprog_ib_resolve_dmac(conn, &conn->gid,
-					    attr.ah_attr.roce.dmac, &hop);
-		if (err)
-			goto err_destroy;
-		rdma_ah_set_grh(&attr.ah_attr, &conn->gid, 0, conn->gid_index,
-				hop, 0);
-	} else {
-		rdma_ah_set_dlid(&attr.ah_attr, conn->lid);
-	}
+	err = kprog_ib_qp_av(conn, &attr.ah_attr, &conn->gid, conn->lid);
+	if (err)
+		goto err_destroy;
 	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
 			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
 			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
@@ -900,7 +927,6 @@ static int kprog_ib_conn_setup(struct kprog_ib_conn *conn,
 	struct ib_device *dev = p->dev;
 	const struct ib_device_attr *a = &dev->attrs;
 	struct ib_qp_init_attr qa = {};
-	struct ib_qp_attr attr = {};
 	u32 sge_rd, read_wrs, sq;
 	struct ib_qp *qp;
 	int err;
@@ -943,17 +969,11 @@ static int kprog_ib_conn_setup(struct kprog_ib_conn *conn,
 		conn->cq = NULL;
 		goto err_free;
 	}
-	qa.qp_context = conn;
-	qa.send_cq = conn->cq;
-	qa.recv_cq = conn->cq;
+	kprog_ib_qp_attr_init(conn, &qa, p->port);
 	qa.cap.max_send_wr = sq;
 	qa.cap.max_recv_wr = kprog_ib_recv_bufs + 1;
 	qa.cap.max_send_sge = sge_rd;
-	qa.cap.max_recv_sge = 1;
 	qa.cap.max_rdma_ctxs = kprog_ib_max_reads;
-	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qa.qp_type = IB_QPT_RC;
-	qa.port_num = p->port;
 	qp = ib_create_qp(conn->pd, &qa);
 	if (IS_ERR(qp)) {
 		err = PTR_ERR(qp);
@@ -967,12 +987,8 @@ static int kprog_ib_conn_setup(struct kprog_ib_conn *conn,
 	 * reads alone and the PD has no global rkey, so no byte of memory
 	 * is writable from the wire.
 	 */
-	attr.qp_state = IB_QPS_INIT;
-	attr.pkey_index = 0;
-	attr.port_num = p->port;
-	attr.qp_access_flags = IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE;
-	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	err = kprog_ib_qp_to_init(qp, p->port, IB_ACCESS_REMOTE_READ |
+				  IB_ACCESS_REMOTE_WRITE);
 	if (err)
 		goto err_free;
 	err = ib_mr_pool_init(conn->qp, &conn->mrs, kprog_ib_conn_mrs,
@@ -1104,7 +1120,6 @@ static int kprog_ib_conn_rtr_rts(struct kprog_ib_conn *conn,
 	struct ib_qp_attr attr = {};
 	u8 rd = min(conn->rd_atom, r->rd_atom);
 	union ib_gid dgid;
-	u8 hop = 1;
 	int err;
 
 	memcpy(dgid.raw, r->gid, sizeof(dgid.raw));
@@ -1114,20 +1129,10 @@ static int kprog_ib_conn_rtr_rts(struct kprog_ib_conn *conn,
 	attr.rq_psn = r->psn;
 	attr.max_dest_rd_atomic = rd;
 	attr.min_rnr_timer = KPROG_IB_MIN_RNR_TIMER;
-	attr.ah_attr.type = rdma_ah_find_type(conn->dev, conn->port_num);
-	rdma_ah_set_port_num(&attr.ah_attr, conn->port_num);
-	if (attr.ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE) {
-		err = kprog_ib_resolve_dmac(conn, &dgid, attr.ah_attr.roce.dmac,
-					    &hop);
-		if (err)
-			return err == -ENODATA || err == -ETIMEDOUT ?
-			       -EHOSTUNREACH : err;
-		rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, conn->gid_index, hop,
-				0);
-	} else {
-		/* InfiniBand, one subnet: the LID routes. */
-		rdma_ah_set_dlid(&attr.ah_attr, r->lid);
-	}
+	err = kprog_ib_qp_av(conn, &attr.ah_attr, &dgid, r->lid);
+	if (err)
+		return err == -ENODATA || err == -ETIMEDOUT ? -EHOSTUNREACH :
+		       err;
 	err = ib_modify_qp(conn->qp, &attr, IB_QP_STATE | IB_QP_AV |
 			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
 			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
