@@ -853,6 +853,34 @@ static int kprog_ib_qp_av(struct kprog_ib_conn *conn, struct rdma_ah_attr *ah,
 }
 
 /*
+ * INIT to RTR toward @dgid / @dlid with @rtr's path, then RTS with @rts's
+ * timers and PSN: what the data QP and the registration QP share. May
+ * sleep. -EHOSTUNREACH: no route to the peer's address.
+ */
+static int kprog_ib_qp_rtr_rts(struct kprog_ib_conn *conn, struct ib_qp *qp,
+			       struct ib_qp_attr *rtr, struct ib_qp_attr *rts,
+			       union ib_gid *dgid, u16 dlid)
+{
+	int err;
+
+	rtr->qp_state = IB_QPS_RTR;
+	rtr->min_rnr_timer = KPROG_IB_MIN_RNR_TIMER;
+	err = kprog_ib_qp_av(conn, &rtr->ah_attr, dgid, dlid);
+	if (err)
+		return err == -ENODATA || err == -ETIMEDOUT ? -EHOSTUNREACH :
+		       err;
+	err = ib_modify_qp(qp, rtr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	rts->qp_state = IB_QPS_RTS;
+	return ib_modify_qp(qp, rts, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
  * The registration QP of a connection on rxe (ib_rndv.c, "Registration"):
  * an RC QP on the connection's PD (a REG_MR needs the MR's PD; an rkey is
  * the PD's, so the peer's READs on the data QP find it), connected to
@@ -865,7 +893,7 @@ static void kprog_ib_reg_qp_make(struct kprog_ib_conn *conn,
 				 const struct kprog_ib_port *p)
 {
 	struct ib_qp_init_attr qa = {};
-	struct ib_qp_attr attr = {};
+	struct ib_qp_attr rtr = {}, rts = {};
 	struct ib_qp *qp;
 	int err;
 
@@ -881,30 +909,10 @@ static void kprog_ib_reg_qp_make(struct kprog_ib_conn *conn,
 	err = kprog_ib_qp_to_init(qp, p->port, 0);
 	if (err)
 		goto err_destroy;
-	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = conn->mtu;
-	attr.dest_qp_num = qp->qp_num;
-	attr.rq_psn = 0;
-	attr.max_dest_rd_atomic = 0;
-	attr.min_rnr_timer = KPROG_IB_MIN_RNR_TIMER;
-	err = kprog_ib_qp_av(conn, &attr.ah_attr, &conn->gid, conn->lid);
-	if (err)
-		goto err_destroy;
-	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
-			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (err)
-		goto err_destroy;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.timeout = 0;		/* no retransmission timer */
-	attr.retry_cnt = 0;
-	attr.rnr_retry = 0;
-	attr.sq_psn = 0;
-	attr.max_rd_atomic = 0;
-	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
-			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			   IB_QP_MAX_QP_RD_ATOMIC);
+	/* to itself; PSNs, RD atomics, retries 0: no retransmission timer */
+	rtr.path_mtu = conn->mtu;
+	rtr.dest_qp_num = qp->qp_num;
+	err = kprog_ib_qp_rtr_rts(conn, qp, &rtr, &rts, &conn->gid, conn->lid);
 	if (err)
 		goto err_destroy;
 	conn->reg_qp = qp;
@@ -1117,37 +1125,22 @@ static int kprog_ib_resolve_dmac(struct kprog_ib_conn *conn,
 static int kprog_ib_conn_rtr_rts(struct kprog_ib_conn *conn,
 				 const struct kprog_net_qp *r)
 {
-	struct ib_qp_attr attr = {};
+	struct ib_qp_attr rtr = {}, rts = {};
 	u8 rd = min(conn->rd_atom, r->rd_atom);
 	union ib_gid dgid;
 	int err;
 
 	memcpy(dgid.raw, r->gid, sizeof(dgid.raw));
-	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = min_t(u8, conn->mtu, r->mtu);
-	attr.dest_qp_num = r->qpn;
-	attr.rq_psn = r->psn;
-	attr.max_dest_rd_atomic = rd;
-	attr.min_rnr_timer = KPROG_IB_MIN_RNR_TIMER;
-	err = kprog_ib_qp_av(conn, &attr.ah_attr, &dgid, r->lid);
-	if (err)
-		return err == -ENODATA || err == -ETIMEDOUT ? -EHOSTUNREACH :
-		       err;
-	err = ib_modify_qp(conn->qp, &attr, IB_QP_STATE | IB_QP_AV |
-			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.timeout = KPROG_IB_ACK_TIMEOUT;
-	attr.retry_cnt = KPROG_IB_RETRY_CNT;
-	attr.rnr_retry = KPROG_IB_RNR_RETRY;
-	attr.sq_psn = conn->psn;
-	attr.max_rd_atomic = rd;
-	err = ib_modify_qp(conn->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
-			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			   IB_QP_MAX_QP_RD_ATOMIC);
+	rtr.path_mtu = min_t(u8, conn->mtu, r->mtu);
+	rtr.dest_qp_num = r->qpn;
+	rtr.rq_psn = r->psn;
+	rtr.max_dest_rd_atomic = rd;
+	rts.timeout = KPROG_IB_ACK_TIMEOUT;
+	rts.retry_cnt = KPROG_IB_RETRY_CNT;
+	rts.rnr_retry = KPROG_IB_RNR_RETRY;
+	rts.sq_psn = conn->psn;
+	rts.max_rd_atomic = rd;
+	err = kprog_ib_qp_rtr_rts(conn, conn->qp, &rtr, &rts, &dgid, r->lid);
 	if (err)
 		return err;
 	spin_lock_bh(&conn->lock);
