@@ -596,6 +596,27 @@ TEST(ib__an_idle_connection_finds_its_lost_node_by_keepalive)
  * Failing registrations and posts: an error completion, never a hang
  */
 
+/*
+ * The peer READs the 64 KiB chunk @d (filled with @fill by the sender),
+ * sends the FIN that invalidates its rkey, and the send @id completes with
+ * nothing left behind.
+ */
+static void peer_reads_and_fins(struct peer_ctx *c,
+				const struct kprog_ib_chunk_desc *d,
+				u64 cookie, int fill, u64 id)
+{
+	u32 n;
+
+	EXPECT_OK(mock_ib_peer_read(c->p, pbuf, d->addr, d->rkey, 65536));
+	EXPECT(kt_check(pbuf, 65536, fill));
+	n = kprog_ib_put_done(wire, KPROG_IB_FIN, cookie, 0, 65536, 0,
+			      KPROG_IB_INV);
+	peer_send(c, n, true, d->rkey);
+	mock_ib_run();
+	EXPECT_CQE(c->e, id, 65536, 0);
+	EXPECT(ib_idle());
+}
+
 /* The send to the peer was failed with @err and nothing is left. */
 static void expect_failed_and_freed(struct peer_ctx *c, u64 id, u64 bytes,
 				    int err)
@@ -679,7 +700,7 @@ TEST(ib__a_reg_mr_waits_until_nothing_is_on_the_wire)
 	struct kprog_post p;
 	struct peer_ctx c;
 	u64 cookie;
-	u32 n, sends;
+	u32 sends;
 
 	peer_job_reg(&c, false);
 	EXPECT_EQ(mock_ib_nr_qps(), 1);
@@ -716,15 +737,8 @@ TEST(ib__a_reg_mr_waits_until_nothing_is_on_the_wire)
 	EXPECT_EQ(m.rid, 0x77);
 	d = m.chunk;
 	ASSERT_EQ(d.len, 65536);
-	EXPECT_OK(mock_ib_peer_read(c.p, pbuf, d.addr, d.rkey, 65536));
-	EXPECT(kt_check(pbuf, 65536, 12));
 	EXPECT_EQ(gauge(KPROG_IB_G_MRS), 1);
-	n = kprog_ib_put_done(wire, KPROG_IB_FIN, cookie, 0, 65536, 0,
-			      KPROG_IB_INV);
-	peer_send(&c, n, true, d.rkey);
-	mock_ib_run();
-	EXPECT_CQE(c.e, 141, 65536, 0);
-	EXPECT(ib_idle());
+	peer_reads_and_fins(&c, &d, cookie, 12, 141);
 	/* the connection lives on */
 	EXPECT_EQ(mock_ib_nr_qps(), 1);
 	EXPECT_EQ(gauge(KPROG_IB_G_CONNS), 1);
@@ -743,7 +757,6 @@ TEST(ib__on_rxe_a_reg_mr_goes_on_the_registration_qp_and_the_rts_waits_for_it)
 	struct kprog_post p;
 	struct peer_ctx c;
 	u64 cookie;
-	u32 n;
 
 	peer_job(&c);
 	/* the data QP and the registration QP */
@@ -774,14 +787,7 @@ TEST(ib__on_rxe_a_reg_mr_goes_on_the_registration_qp_and_the_rts_waits_for_it)
 	ASSERT_EQ(d.len, 65536);
 	EXPECT(peer_recv_data(&c, &m, NULL, NULL) && m.type == KPROG_IB_EAGER);
 	/* an rkey of the registration QP is read through the data QP */
-	EXPECT_OK(mock_ib_peer_read(c.p, pbuf, d.addr, d.rkey, 65536));
-	EXPECT(kt_check(pbuf, 65536, 13));
-	n = kprog_ib_put_done(wire, KPROG_IB_FIN, cookie, 0, 65536, 0,
-			      KPROG_IB_INV);
-	peer_send(&c, n, true, d.rkey);
-	mock_ib_run();
-	EXPECT_CQE(c.e, 151, 65536, 0);
-	EXPECT(ib_idle());
+	peer_reads_and_fins(&c, &d, cookie, 13, 151);
 	EXPECT_EQ(mock_ib_nr_qps(), 2);
 	EXPECT_EQ(gauge(KPROG_IB_G_CONNS), 1);
 }
@@ -797,7 +803,6 @@ TEST(ib__without_a_registration_qp_the_connection_keeps_the_fence)
 	struct kprog_post p;
 	struct peer_ctx c;
 	u64 cookie;
-	u32 n;
 
 	/* the data QP's INIT, then the registration QP's INIT, RTR, RTS */
 	mock_ib_modify_errors = BIT(3);
@@ -822,14 +827,7 @@ TEST(ib__without_a_registration_qp_the_connection_keeps_the_fence)
 	ASSERT_EQ(m.type, KPROG_IB_DESC);
 	d = m.chunk;
 	ASSERT_EQ(d.len, 65536);
-	EXPECT_OK(mock_ib_peer_read(c.p, pbuf, d.addr, d.rkey, 65536));
-	EXPECT(kt_check(pbuf, 65536, 14));
-	n = kprog_ib_put_done(wire, KPROG_IB_FIN, cookie, 0, 65536, 0,
-			      KPROG_IB_INV);
-	peer_send(&c, n, true, d.rkey);
-	mock_ib_run();
-	EXPECT_CQE(c.e, 171, 65536, 0);
-	EXPECT(ib_idle());
+	peer_reads_and_fins(&c, &d, cookie, 14, 171);
 	EXPECT_EQ(mock_ib_nr_qps(), 1);
 }
 
