@@ -643,6 +643,8 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 	kp_fast_spin_t0 = t0;	/* the receive's start, for the profiler (p2p.c) */
 	/* KPROG_SPIN_US=0: one poll, as before the clock was read less often */
 	every = kp.spin.limit_ns ? KP_SPIN_CLOCK_POLLS - 1 : 0;
+	if (every && kp.spin.yield)
+		every = KP_SPIN_YIELD_POLLS - 1;	/* a yield per that many polls (spin.h) */
 	for (n = 0;; n++) {
 		switch (find_rec(w, c->ctx, tag, &rec)) {
 		case FOUND:

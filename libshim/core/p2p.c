@@ -149,8 +149,10 @@ KP_HOT static int send_blocking(const void *buf, int count, MPI_Datatype type, i
 	int rc;
 
 	/* send immediate: no request object */
-	if (send_now(buf, count, type, dest, tag, c, mode))
+	if (send_now(buf, count, type, dest, tag, c, mode)) {
+		kp_spin_handover();	/* the receiver may wait on this CPU */
 		return MPI_SUCCESS;
+	}
 	rc = isend(buf, count, type, dest, tag, c, mode, true, &r);
 
 	if (rc != MPI_SUCCESS)

@@ -96,6 +96,25 @@
 #define KP_SPIN_CLOCK_POLLS 256
 _Static_assert((KP_SPIN_CLOCK_POLLS & (KP_SPIN_CLOCK_POLLS - 1)) == 0, "a power of two");
 
+/*
+ * Polls between two yields of a shared-case channel spin (oversubscribed
+ * or crowded). Trial knob (issue 31, docs/apps.md seventh session): 1
+ * yields at every poll, as Open MPI's progress loop does when
+ * oversubscribed.
+ */
+#ifndef KP_SPIN_YIELD_POLLS
+#define KP_SPIN_YIELD_POLLS KP_SPIN_CLOCK_POLLS
+#endif
+_Static_assert((KP_SPIN_YIELD_POLLS & (KP_SPIN_YIELD_POLLS - 1)) == 0, "a power of two");
+
+/*
+ * Oversubscribed, a blocking send that completed at once yields once
+ * (kp_spin_handover(), spin_yield.c). 0: it does not (the rule before).
+ */
+#ifndef KP_SPIN_SEND_YIELD
+#define KP_SPIN_SEND_YIELD 0
+#endif
+
 /* The run-delay watch: a look every 20 ms of waiting at most; the thresholds */
 #define KP_SPIN_WATCH_NS	20000000ull
 #define KP_SPIN_CROWDED_PCT	10
@@ -173,6 +192,16 @@ struct kp_spin {
 static inline bool kp_spin_may_yield(const struct kp_spin *s, uint64_t now)
 {
 	return s->yield && now >= s->noyield_until;
+}
+
+/*
+ * Does a blocking send that completed at once yield (kp_spin_handover())?
+ * Oversubscribed only: crowded by another job, the task behind us is not
+ * our receiver.
+ */
+static inline bool kp_spin_hands_over(const struct kp_spin *s, uint64_t now)
+{
+	return KP_SPIN_SEND_YIELD && s->oversub && kp_spin_may_yield(s, now);
 }
 
 /* The spin limit now: shorter while yields are off after a lost one. */

@@ -57,3 +57,24 @@ void kp_spin_yield(uint64_t now, uint64_t *delay0)
 	if (kp.spin.yields_lost != lost)
 		log_lost(runnable, after - now);
 }
+
+/*
+ * After a blocking send completed at once, oversubscribed: yield once, so
+ * that a receiver runnable on this CPU (spinning, or just woken by our
+ * kick) takes the message now rather than after our next computation's
+ * time slice. Plain Open MPI does the same: its MPI_Send runs the progress
+ * loop, which yields when oversubscribed (issue 31, docs/apps.md seventh
+ * session: grid's and pw.x's BLACS chains, where every plain MPI_Send
+ * handed the CPU over and the shim's never did). Timed like the spin's
+ * yields, so that one lost to another job's task turns them off too.
+ */
+void kp_spin_handover(void)
+{
+	uint64_t now, delay0 = 0;
+
+	if (!KP_SPIN_SEND_YIELD || !kp.spin.oversub || kp.mt)
+		return;
+	now = kp_clock_ns();
+	if (kp_spin_hands_over(&kp.spin, now))
+		kp_spin_yield(now, &delay0);
+}
