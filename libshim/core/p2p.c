@@ -145,12 +145,15 @@ static int send_now(const void *buf, int count, MPI_Datatype type, int dest, int
 KP_HOT static int send_blocking(const void *buf, int count, MPI_Datatype type, int dest,
 				int tag, MPI_Comm comm, struct kp_comm *c, int mode)
 {
+	uint64_t kicks = KP_SPIN_SEND_YIELD ? kp_fast_stats()->kicks : 0;
 	struct kp_req *r;
 	int rc;
 
 	/* send immediate: no request object */
 	if (send_now(buf, count, type, dest, tag, c, mode)) {
-		kp_spin_handover();	/* the receiver may wait on this CPU */
+		/* the receiver may wait on this CPU */
+		if (KP_SPIN_SEND_YIELD)
+			kp_spin_handover(kp_fast_stats()->kicks != kicks);
 		return MPI_SUCCESS;
 	}
 	rc = isend(buf, count, type, dest, tag, c, mode, true, &r);

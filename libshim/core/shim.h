@@ -292,7 +292,7 @@ void kp_progress_hook(bool on);		/* run kp_progress in opal_progress */
 void kp_wait_step(struct kp_wait *w, bool ompi_pending);
 void kp_wait_end(struct kp_wait *w);	/* the wait is over: adapt the spin */
 void kp_spin_yield(uint64_t now, uint64_t *delay0);	/* a timed yield of a shared-case spin */
-void kp_spin_handover(void);	/* oversubscribed: a yield after a blocking send */
+void kp_spin_handover(bool kicked);	/* oversubscribed: a yield after a blocking send */
 void kp_wait_one(struct kp_req *r);	/* until r is complete */
 
 /* ---- fast path (fast.c) ---- */

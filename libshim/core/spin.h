@@ -109,7 +109,9 @@ _Static_assert((KP_SPIN_YIELD_POLLS & (KP_SPIN_YIELD_POLLS - 1)) == 0, "a power 
 
 /*
  * Oversubscribed, a blocking send that completed at once yields once
- * (kp_spin_handover(), spin_yield.c). 0: it does not (the rule before).
+ * (kp_spin_handover(), spin_yield.c): 1 after every such send, 2 only
+ * after one that woke its receiver from a sleep in the kernel (a kick);
+ * 0: it does not (the rule before).
  */
 #ifndef KP_SPIN_SEND_YIELD
 #define KP_SPIN_SEND_YIELD 0
@@ -199,9 +201,10 @@ static inline bool kp_spin_may_yield(const struct kp_spin *s, uint64_t now)
  * Oversubscribed only: crowded by another job, the task behind us is not
  * our receiver.
  */
-static inline bool kp_spin_hands_over(const struct kp_spin *s, uint64_t now)
+static inline bool kp_spin_hands_over(const struct kp_spin *s, uint64_t now, bool kicked)
 {
-	return KP_SPIN_SEND_YIELD && s->oversub && kp_spin_may_yield(s, now);
+	return (KP_SPIN_SEND_YIELD == 1 || (KP_SPIN_SEND_YIELD == 2 && kicked)) && s->oversub &&
+	       kp_spin_may_yield(s, now);
 }
 
 /* The spin limit now: shorter while yields are off after a lost one. */

@@ -67,14 +67,15 @@ void kp_spin_yield(uint64_t now, uint64_t *delay0)
  * session: grid's and pw.x's BLACS chains, where every plain MPI_Send
  * handed the CPU over and the shim's never did). Timed like the spin's
  * yields, so that one lost to another job's task turns them off too.
+ * @kicked: the send woke its receiver (spin.h KP_SPIN_SEND_YIELD 2).
  */
-void kp_spin_handover(void)
+void kp_spin_handover(bool kicked)
 {
 	uint64_t now, delay0 = 0;
 
 	if (!KP_SPIN_SEND_YIELD || !kp.spin.oversub || kp.mt)
 		return;
 	now = kp_clock_ns();
-	if (kp_spin_hands_over(&kp.spin, now))
+	if (kp_spin_hands_over(&kp.spin, now, kicked))
 		kp_spin_yield(now, &delay0);
 }

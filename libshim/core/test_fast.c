@@ -371,20 +371,21 @@ static void test_spin(void)
 	/* the yield after a blocking send: oversubscribed, yields not off */
 	kp_spin_init(&s, -1, 1, 1000, 50);
 	kp_spin_oversub(&s, -1, 8);
-	EXPECT(kp_spin_hands_over(&s, 1000000) == KP_SPIN_SEND_YIELD,
-	       "oversubscribed: a send hands the CPU over");
+	EXPECT(kp_spin_hands_over(&s, 1000000, true) == (KP_SPIN_SEND_YIELD != 0) &&
+	       kp_spin_hands_over(&s, 1000000, false) == (KP_SPIN_SEND_YIELD == 1),
+	       "oversubscribed: a send hands the CPU over (2: only after a kick)");
 	s.noyield_until = 2000000;
-	EXPECT(!kp_spin_hands_over(&s, 1000000) &&
-	       kp_spin_hands_over(&s, 2000000) == KP_SPIN_SEND_YIELD,
+	EXPECT(!kp_spin_hands_over(&s, 1000000, true) &&
+	       kp_spin_hands_over(&s, 2000000, true) == (KP_SPIN_SEND_YIELD != 0),
 	       "not while the yields are off after a lost one");
 	kp_spin_init(&s, -1, 1, 1000, 50);
 	kp_spin_dedicate(&s, 5000);
 	kp_spin_watch_start(&s, 5, 1000000000ull, 0);
 	kp_spin_watch(&s, 1100000000ull, 50000000);
-	EXPECT(s.crowded && s.yield && !kp_spin_hands_over(&s, 1100000000ull),
+	EXPECT(s.crowded && s.yield && !kp_spin_hands_over(&s, 1100000000ull, true),
 	       "crowded by another job: no yield after a send");
 	kp_spin_init(&s, -1, 1, 1000, 50);
-	EXPECT(!kp_spin_hands_over(&s, 0), "neither: none");
+	EXPECT(!kp_spin_hands_over(&s, 0, true), "neither: none");
 
 	/* a dedicated node that another job crowds, and that clears again */
 	kp_spin_init(&s, -1, 1, 1000, 50);
