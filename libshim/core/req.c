@@ -603,8 +603,14 @@ static void rb_posted(uint32_t slot, const struct kprog_post *p)
 	after_post(r);
 }
 
+/* ioctl() is variadic: called through a pointer of its own type */
+static int rb_ioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg);
+}
+
 static const struct kp_rb_ops rb_ops = {
-	.ioctl = (int (*)(int, unsigned long, void *))ioctl,
+	.ioctl = rb_ioctl,
 	.post = rb_post,
 	.refused = rb_refused,
 	.posted = rb_posted,
