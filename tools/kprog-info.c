@@ -284,7 +284,7 @@ static int report(void)
 	} else {
 		addr_of(&info, addr, sizeof(addr));
 		printf("  ABI:              %u, as this kprog\n", abi);
-		printf("  features:        %s%s%s%s%s%s%s%s%s%s\n",
+		printf("  features:        %s%s%s%s%s%s%s%s%s%s%s\n",
 		       info.features & KPROG_FEAT_MULTINODE ? " multinode" : "",
 		       info.features & KPROG_FEAT_LARGE_MSG ? " large" : "",
 		       info.features & KPROG_FEAT_FASTPATH ? " fastpath" : "",
@@ -294,7 +294,8 @@ static int report(void)
 		       info.features & KPROG_FEAT_WAITER ? " waiter" : "",
 		       info.features & KPROG_FEAT_NET_CONN ? " net-conn" : "",
 		       info.features & KPROG_FEAT_GRANTS ? " grants" : "",
-		       info.features & KPROG_FEAT_COLL ? " coll" : "");
+		       info.features & KPROG_FEAT_COLL ? " coll" : "",
+		       info.features & KPROG_FEAT_RECV_BATCH ? " recv-batch" : "");
 		printf("  transports:      %s%s%s\n", info.transports & KPROG_XPORT_SHM ? " shm" : "",
 		       info.transports & KPROG_XPORT_IB ? " ib" : "", info.transports ? "" : " none");
 		printf("  limits:           eager_limit %u, eager_quota %u, max_ops %u, max_rndv %u, max_iov %u,\n"

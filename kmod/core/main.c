@@ -382,7 +382,8 @@ static long kprog_ioc_info(void __user *uarg)
 		.abi_version = KPROG_ABI_VERSION,
 		.features = KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
 			    KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_PEERS |
-			    KPROG_FEAT_TIMES | KPROG_FEAT_WAITER,
+			    KPROG_FEAT_TIMES | KPROG_FEAT_WAITER |
+			    KPROG_FEAT_RECV_BATCH,
 		.transports = kprog_xport_mask(),
 		.eager_limit = kprog_eager_limit,
 		.eager_quota = kprog_eager_quota,
@@ -460,12 +461,18 @@ static long kprog_ioc_net_conn(struct kprog_ep *ep, void __user *uarg)
 	return copy_to_user(uarg, &c, sizeof(c)) ? -EFAULT : 0;
 }
 
-static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
-			   bool is_send)
+/*
+ * One post from @up; *@posted tells whether it was posted, so that a
+ * result that cannot be written back (EFAULT) is told from a post refused.
+ */
+static long kprog_ioc_post_one(struct kprog_ep *ep,
+			       struct kprog_post __user *up, bool is_send,
+			       bool *posted)
 {
-	struct kprog_post __user *up = uarg;
 	struct kprog_post p;
 	int err;
+
+	*posted = false;
 
 	if (copy_from_user(&p, up, sizeof(p)))
 		return -EFAULT;
@@ -477,6 +484,7 @@ static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
 	err = is_send ? kprog_send(ep, &p) : kprog_recv(ep, &p);
 	if (err)
 		return err;
+	*posted = true;
 	if (p.done) {
 		kprog_stat_add(KPROG_STAT_EVENTS, 1);
 		trace_kprog_complete(ep->job->key, ep->rank, &p.cqe,
@@ -486,6 +494,45 @@ static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
 	    copy_to_user(&up->cqe, &p.cqe, sizeof(p.cqe)))
 		return -EFAULT;
 	return 0;
+}
+
+static long kprog_ioc_post(struct kprog_ep *ep, void __user *uarg,
+			   bool is_send)
+{
+	bool posted;
+
+	return kprog_ioc_post_one(ep, uarg, is_send, &posted);
+}
+
+/*
+ * KPROG_IOC_RECV_BATCH: the entries in order, each as KPROG_IOC_RECV,
+ * stopping at the first that fails (kprog.h).
+ */
+static long kprog_ioc_recv_batch(struct kprog_ep *ep, void __user *uarg)
+{
+	struct kprog_recv_batch __user *ub = uarg;
+	struct kprog_post __user *up;
+	struct kprog_recv_batch b;
+	bool posted;
+	long err = 0;
+	u32 i, n = 0;
+
+	if (copy_from_user(&b, ub, sizeof(b)))
+		return -EFAULT;
+	if (!b.count || b.count > KPROG_RECV_BATCH_MAX || b.flags)
+		return -EINVAL;
+	/* The count must be deliverable before anything is posted. */
+	if (put_user(0U, &ub->posted))
+		return -EFAULT;
+	up = u64_to_user_ptr(b.posts);
+	for (i = 0; i < b.count && !err; i++) {
+		/* EFAULT may come after the post: its result undeliverable */
+		err = kprog_ioc_post_one(ep, &up[i], false, &posted);
+		n += posted;
+	}
+	if (put_user(n, &ub->posted))
+		return -EFAULT;
+	return err;
 }
 
 static long kprog_ioc_coll(struct kprog_ep *ep, void __user *uarg)
@@ -585,6 +632,7 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 	case KPROG_IOC_NET_CONN:
 	case KPROG_IOC_SEND:
 	case KPROG_IOC_RECV:
+	case KPROG_IOC_RECV_BATCH:
 	case KPROG_IOC_PROBE:
 	case KPROG_IOC_CANCEL:
 	case KPROG_IOC_WAIT:
@@ -609,6 +657,8 @@ static long kprog_ioctl(struct file *file, unsigned int cmd,
 		return kprog_ioc_post(ep, uarg, true);
 	case KPROG_IOC_RECV:
 		return kprog_ioc_post(ep, uarg, false);
+	case KPROG_IOC_RECV_BATCH:
+		return kprog_ioc_recv_batch(ep, uarg);
 	case KPROG_IOC_PROBE:
 		return kprog_ioc_probe(ep, uarg);
 	case KPROG_IOC_COLL:

@@ -54,6 +54,8 @@ const struct kp_env_var kp_env_vars[KP_ENV_NR] = {
 		"nonblocking collectives run as schedules in the module (0: all stay with Open MPI)" },
 	[KP_ENV_COLL_MIN] = { "KPROG_COLL_MIN", KP_ENV_INT, "-1", -1, LONG_MAX, NULL,
 		"smallest nonblocking collective the module runs, in bytes per rank; smaller ones (and MPI_Ibarrier) stay with Open MPI; -1 a floor per family measured with NBCBench; the v forms always go to the module" },
+	[KP_ENV_RECV_BATCH] = { "KPROG_RECV_BATCH", KP_ENV_BOOL, "1", 0, 0, NULL,
+		"small MPI_Irecv from other nodes wait in a queue and go to the module up to 64 in one system call, at the rank's next MPI call (0: one call each)" },
 };
 
 FILE *kp_env_report;

@@ -33,6 +33,7 @@ enum kp_env_id {
 	KP_ENV_MON_MPIT,
 	KP_ENV_COLL,
 	KP_ENV_COLL_MIN,
+	KP_ENV_RECV_BATCH,
 	KP_ENV_NR
 };
 

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -203,6 +204,18 @@ static void teardown(void)
 	if (kp.fd >= 0)
 		close(kp.fd);
 	kp.fd = -1;
+}
+
+/*
+ * A child must not inherit queued receives: posting them would post on
+ * the parent's endpoint (the descriptor is shared). Before fork() the
+ * queue goes to the kernel, under the lock as any entry.
+ */
+static void flush_before_fork(void)
+{
+	int held = kp_guard_begin();
+
+	kp_guard_end(&held);
 }
 
 static int transport_choice(void)
@@ -529,6 +542,11 @@ void kp_setup(int provided)
 	}
 	kp.net = want_net;
 	kp.net_only = want_net && xp == XP_IB;
+	/* KPROG_RECV_BATCH=0: one system call per receive again (A/B runs) */
+	kp.rbatch = kp.net && (info.features & KPROG_FEAT_RECV_BATCH) &&
+		    kp_env_bool(KP_ENV_RECV_BATCH);
+	if (kp.rbatch && pthread_atfork(flush_before_fork, NULL, NULL))
+		kp.rbatch = false;
 	kp_pool_init(&req_upcalls);
 	kp.active = true;	/* before registering: register checks it */
 	kp_comm_init();
@@ -539,11 +557,11 @@ void kp_setup(int provided)
 	kp.mt = provided == MPI_THREAD_MULTIPLE;	/* from here on, the lock (lock.c) */
 	if (kp.mt)
 		kp_log(1, "MPI_THREAD_MULTIPLE: one lock around the shim (lock.c)");
-	kp_log(1, "joined: node ranks %d, nodes %d (this one %d), transport %s, eager_limit %u, ring %u, max_iov %u, max_ops %u, fast path %s (%u bytes)",
+	kp_log(1, "joined: node ranks %d, nodes %d (this one %d), transport %s, eager_limit %u, ring %u, max_iov %u, max_ops %u, fast path %s (%u bytes), receive batches %s",
 	       node_size, kp.nr_nodes, kp.node_idx,
 	       kp.net_only ? "ib (forced)" : kp.net ? "shm+ib" : "shm",
 	       kp.eager_limit, kp.ring_mask + 1, kp.max_iov, kp.max_ops,
-	       kp_fast_active() ? "on" : "off", kp_fast_limit());
+	       kp_fast_active() ? "on" : "off", kp_fast_limit(), kp.rbatch ? "on" : "off");
 }
 
 /*

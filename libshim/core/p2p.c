@@ -330,17 +330,64 @@ static int irecv(void *buf, int count, MPI_Datatype type, int source, int tag,
 	return MPI_SUCCESS;
 }
 
+/*
+ * May this MPI_Irecv wait in the batch queue (rbatch.h)? Small, from one
+ * source on another node (no channel record and no receive posted in user
+ * space can match its message), nothing of ours posted in user space (the
+ * kernel's receives must stay older than those). kp_post() checks the rest
+ * once the buffer is described: one segment, room, nothing kept back.
+ */
+static bool batchable(struct kp_comm *c, int count, MPI_Datatype type, int source, int tag)
+{
+	int w;
+
+	if (!kp.rbatch || source < 0 || source >= c->size || (tag < 0 && tag != MPI_ANY_TAG) ||
+	    count <= 0)
+		return false;
+	w = c->c2w[source];
+	return !kp.local[w] && !kp_fast_user_recvs() &&
+	       (uint64_t)kp_type_quick(type)->size * (uint64_t)count <= kp.eager_limit;
+}
+
+/*
+ * A batchable receive skips the progress an MPI_Irecv makes (the ring,
+ * channels, kept-back posts: the next call makes it) and goes straight to
+ * kp_post(); any other first flushes the queue, as KP_GUARD does.
+ */
+static int irecv_batched(void *buf, int count, MPI_Datatype type, int source, int tag,
+			 struct kp_comm *c, struct kp_req **out)
+{
+	struct kp_req *r = kp_new_op(KR_RECV, M_STD, c, buf, count, type, source, tag);
+	int rc;
+
+	r->batch = true;
+	if (kp_wp_on)
+		r->post_tick = kp_ticks();
+	rc = kp_post_kernel(r);
+	if (rc != MPI_SUCCESS) {
+		kp_req_release(r);
+		return rc;
+	}
+	*out = r;
+	return MPI_SUCCESS;
+}
+
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
 	      MPI_Request *req)
 {
-	KP_GUARD();
+	KP_GUARD_QUEUE();
 	struct kp_comm *c = kp_comm_lookup(comm);
 	struct kp_req *r;
 	int rc;
 
-	if (!c)
-		return PMPI_Irecv(buf, count, type, source, tag, comm, req);
-	rc = irecv(buf, count, type, source, tag, c, false, 0, &r);
+	if (c && batchable(c, count, type, source, tag)) {
+		rc = irecv_batched(buf, count, type, source, tag, c, &r);
+	} else {
+		kp_recv_batch_flush();
+		if (!c)
+			return PMPI_Irecv(buf, count, type, source, tag, comm, req);
+		rc = irecv(buf, count, type, source, tag, c, false, 0, &r);
+	}
 	if (rc != MPI_SUCCESS)
 		return kp_err(comm, rc);
 	*req = kp_handle(r);

@@ -22,6 +22,7 @@ void kp_progress(void)
 	if (!kp.active || in_progress)
 		return;
 	in_progress = true;
+	kp_recv_batch_flush();	/* Open MPI's progress callback comes here too */
 	kp_ring_drain();
 	kp_deferred_flush();
 	if (kp_coll_deferred)

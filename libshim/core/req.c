@@ -29,6 +29,7 @@ static uint32_t n_kernel_recv, recv_cap;	/* receives posted in the kernel, their
 static uint32_t recv_pushes;	/* receives ever kept back: a walk looks at new ones */
 static struct kp_req *khead;	/* receives posted in the kernel (knext/kprev) */
 static const struct kp_req_upcalls *req_up;	/* kp_pool_init()'s */
+static void recv_batch_flush(void);
 
 const struct kp_req *kp_kernel_recvs(void)
 {
@@ -68,6 +69,7 @@ void kp_pool_init(const struct kp_req_upcalls *up)
 	if (p == MAP_FAILED)
 		abort();
 	req_up = up;
+	kp_rb_flusher = recv_batch_flush;
 	pool = p;
 	/* slot 0: the completed send, never released (kp_req_done_send) */
 	pool[0].kind = KR_SEND;
@@ -348,10 +350,8 @@ static void drain_ring(void)
 	}
 }
 
-static int post_ioctl(struct kp_req *r, unsigned long ioc)
+static void post_flags(struct kp_req *r)
 {
-	int rc;
-
 	/*
 	 * A rendezvous it matches is copied in this call (kprog.h). So is one
 	 * already there for a small nonblocking receive (KPROG_RECV_COPY_MAX):
@@ -363,6 +363,13 @@ static int post_ioctl(struct kp_req *r, unsigned long ioc)
 		r->post.flags |= KPROG_POST_BLOCKING;
 	else
 		r->post.flags &= ~KPROG_POST_BLOCKING;
+}
+
+static int post_ioctl(struct kp_req *r, unsigned long ioc)
+{
+	int rc;
+
+	post_flags(r);
 	if (ioc == KPROG_IOC_RECV)
 		req_up->krecv(true);	/* before the post's drain (rts.c) */
 	do {
@@ -569,12 +576,84 @@ static void flush_queue(int q)
 	}
 }
 
+/*
+ * Receives in batches (rbatch.h, docs/DESIGN.md): a receive MPI_Irecv
+ * marked r->batch goes to the queue when it would have been posted at
+ * once (nothing kept back before it, room in the kernel counting the
+ * queue) and is one segment of at most the eager size; anything else
+ * flushes the queue first and is posted as always.
+ */
+static const struct kprog_post *rb_post(uint32_t slot)
+{
+	post_flags(&pool[slot]);
+	return &pool[slot].post;
+}
+
+static void rb_refused(uint32_t slot)
+{
+	dq_push(&pool[slot]);	/* retried alone: ENOBUFS waits, another error fails it */
+}
+
+static void rb_posted(uint32_t slot, const struct kprog_post *p)
+{
+	struct kp_req *r = &pool[slot];
+
+	r->post.done = p->done;
+	r->post.cqe = p->cqe;
+	after_post(r);
+}
+
+/* ioctl() is variadic: called through a pointer of its own type */
+static int rb_ioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg);
+}
+
+static const struct kp_rb_ops rb_ops = {
+	.ioctl = rb_ioctl,
+	.post = rb_post,
+	.refused = rb_refused,
+	.posted = rb_posted,
+};
+
+static void recv_batch_flush(void)
+{
+	int e;
+
+	if (!kp_rb_n)
+		return;
+	req_up->krecv(true);	/* before the posts' drain (rts.c), as post_ioctl() */
+	e = kp_rb_flush(kp.fd, &rb_ops);
+	if (e)
+		kp_log(2, "a batched receive was refused (%d): it and the ones after it wait", e);
+	if (!n_kernel_recv)
+		req_up->krecv(false);
+}
+
+static bool rb_takes(const struct kp_req *r)
+{
+	const struct kprog_post *p = &r->post;
+
+	return r->batch && dq_head[1] == KP_NO_REQ && !(p->flags & KPROG_POST_IOV) &&
+	       !r->tmp && p->len <= kp.eager_limit &&
+	       recv_room() && n_kernel_recv + kp_rb_n < recv_cap;
+}
+
 int kp_post(struct kp_req *r, unsigned long ioc)
 {
 	int q = q_of(r), e;
 
 	(void)ioc;
 	r->post.req_id = kp_req_id(r);
+	if (kp_rb_n || r->batch) {
+		if (rb_takes(r)) {
+			r->state = RS_DEFERRED;	/* on its way to the kernel */
+			if (kp_rb_add(kp_req_slot(r)))
+				recv_batch_flush();
+			return MPI_SUCCESS;
+		}
+		recv_batch_flush();
+	}
 	if (dq_head[q] != KP_NO_REQ || (q == 1 && !recv_room())) {
 		dq_push(r);
 		return MPI_SUCCESS;

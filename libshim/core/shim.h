@@ -13,6 +13,7 @@
 #include <linux/kprog.h>
 #include "spin.h"
 #include "clock.h"
+#include "rbatch.h"
 
 /* ---- global state (init.c) ---- */
 struct kp_state {
@@ -36,6 +37,7 @@ struct kp_state {
 	uint32_t max_iov, max_ops, eager_limit;
 	bool recv_arrived;	/* the module has KPROG_RECV_ARRIVED */
 	bool waiter;		/* the module has KPROG_FEAT_WAITER */
+	bool rbatch;		/* KPROG_FEAT_RECV_BATCH and KPROG_RECV_BATCH: receives in batches */
 	struct kp_spin spin;	/* how long blocking calls spin before sleeping */
 	uint64_t activity;	/* bumped by every completion: idle detection */
 	long full_wait_ns;	/* a send spins this long for channel room */
@@ -64,13 +66,34 @@ void kp_mt_nap_end(void);
 void kp_mt_sleep(long timeout_ns, uint32_t events);	/* kp_sleep_events unlocked */
 void kp_mt_after_progress(void);	/* something completed: kick the sleepers */
 
-static inline int kp_guard_begin(void)
+/* The batch queue to the kernel now (rbatch.h; req.c does it). */
+static inline void kp_recv_batch_flush(void)
+{
+	if (__builtin_expect(kp_rb_n != 0, 0))
+		kp_rb_flusher();
+}
+
+/* Locks without flushing the batch queue: MPI_Irecv, which may add to it. */
+static inline int kp_guard_lock(void)
 {
 	if (__builtin_expect(kp.mt, 0)) {
 		kp_mt_lock();
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * Every other entry first posts the receives MPI_Irecv queued (rbatch.h):
+ * the kernel then holds them before this call can observe, cancel, probe
+ * or post anything.
+ */
+static inline int kp_guard_begin(void)
+{
+	int held = kp_guard_lock();
+
+	kp_recv_batch_flush();
+	return held;
 }
 
 static inline void kp_guard_end(int *held)
@@ -82,13 +105,15 @@ static inline void kp_guard_end(int *held)
 /* First line of every shim entry point: holds the lock until it returns. */
 #ifndef KP_NO_MT
 #define KP_GUARD() int kp_guard_ __attribute__((cleanup(kp_guard_end), unused)) = kp_guard_begin()
+#define KP_GUARD_QUEUE() int kp_guard_ __attribute__((cleanup(kp_guard_end), unused)) = kp_guard_lock()
 #else
 /*
  * libkprog-nomt.so (make -C libshim nomt): the shim as it would be with no
  * thread support at all, only to measure what the lock costs a
  * single-threaded program (bench A/B mode); never installed.
  */
-#define KP_GUARD() int kp_guard_ __attribute__((unused)) = 0
+#define KP_GUARD() int kp_guard_ __attribute__((unused)) = (kp_recv_batch_flush(), 0)
+#define KP_GUARD_QUEUE() int kp_guard_ __attribute__((unused)) = 0
 #endif
 
 /* An Open MPI call that may block, made without the lock. */
@@ -175,6 +200,7 @@ struct kp_req {
 	bool upost;		/* a receive posted in user space (fast.c) */
 	bool umsg;		/* KR_MSG: its payload is in tmp (fast-path Mprobe) */
 	bool blocking;		/* the caller waits for it now: KPROG_POST_BLOCKING */
+	bool batch;		/* MPI_Irecv's: may wait in the batch queue (rbatch.h) */
 	bool shared;		/* the one completed-send object (kp_req_done_send) */
 	uint32_t grant;		/* a send through its channel: 1 + its grant slot (rts.c) */
 	struct kp_req *unext, *uprev;	/* user-posted receives, in order */

@@ -243,6 +243,7 @@ TEST(main__every_endpoint_ioctl_before_join_is_ebadfd)
 		KPROG_IOC_SEND, KPROG_IOC_RECV, KPROG_IOC_PROBE,
 		KPROG_IOC_CANCEL, KPROG_IOC_WAIT, KPROG_IOC_CHAN_OPEN,
 		KPROG_IOC_CHAN_DRAIN, KPROG_IOC_KICK, KPROG_IOC_NET_CONN,
+		KPROG_IOC_RECV_BATCH,
 		_IOC(_IOC_WRITE, KPROG_IOC_MAGIC, 6, KPROG_WAIT_V1_SIZE),
 	};
 	struct kt_ep *e = kt_open();
@@ -429,7 +430,7 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_FASTPATH |
 				 KPROG_FEAT_PEERS | KPROG_FEAT_TIMES |
 				 KPROG_FEAT_WAITER | KPROG_FEAT_GRANTS |
-				 KPROG_FEAT_COLL);
+				 KPROG_FEAT_COLL | KPROG_FEAT_RECV_BATCH);
 	EXPECT_EQ(info.transports, KPROG_XPORT_SHM);
 	EXPECT_EQ(info.eager_limit, 8192);
 	EXPECT_EQ(info.eager_quota, 1 << 20);
@@ -466,7 +467,7 @@ TEST_NO_MODULE(main__get_info_without_fast_path_has_no_fastpath_feature)
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
 				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_PEERS |
 				 KPROG_FEAT_TIMES | KPROG_FEAT_WAITER |
-				 KPROG_FEAT_COLL);
+				 KPROG_FEAT_COLL | KPROG_FEAT_RECV_BATCH);
 	EXPECT_EQ(info.fast_limit, 0);
 }
 
@@ -633,4 +634,111 @@ TEST(main__get_info_reports_where_the_network_transport_is_reached)
 	ASSERT_OK(kt_info(e, &info));
 	EXPECT_EQ(info.node_addr.family, 0);
 	mock_module_going = false;
+}
+
+/* ---- KPROG_IOC_RECV_BATCH ---- */
+
+static void batch_entry(struct kprog_post *p, s32 tag, void *buf, u64 len,
+			u64 req_id)
+{
+	*p = (struct kprog_post){ .req_id = req_id, .peer = 0, .tag = tag,
+				  .addr = (u64)(uintptr_t)buf, .len = len,
+				  .done = 0xdead };
+}
+
+TEST(main__recv_batch_posts_in_order_and_returns_each_result)
+{
+	struct kt_ep *a, *b;
+	struct kprog_post v[3];
+	struct kprog_recv_batch rb = { .posts = (u64)(uintptr_t)v, .count = 3,
+				       .posted = 99 };
+	struct kprog_info info;
+	char r0[8], r1[8], r2[8];
+
+	kt_pair(&a, &b);
+	EXPECT_OK(kt_info(b, &info));
+	EXPECT_EQ(!!(info.features & KPROG_FEAT_RECV_BATCH), 1);
+	/* arrived before: taken by its entry at once */
+	EXPECT_OK(kt_send(a, 1, 5, "one", 4, 1, 0, NULL));
+	batch_entry(&v[0], 5, r0, 8, 10);
+	/* two receives of one tag: matched in entry order */
+	batch_entry(&v[1], 6, r1, 8, 11);
+	batch_entry(&v[2], 6, r2, 8, 12);
+	EXPECT_OK(kt_ioctl(b, KPROG_IOC_RECV_BATCH, &rb));
+	EXPECT_EQ(rb.posted, 3);
+	EXPECT_EQ(v[0].done, 1);
+	EXPECT_EQ(v[0].cqe.req_id, 10);
+	EXPECT_EQ(v[0].cqe.bytes, 4);
+	EXPECT_EQ(memcmp(r0, "one", 4), 0);
+	EXPECT_EQ(v[1].done, 0);
+	EXPECT_EQ(v[2].done, 0);
+	EXPECT_OK(kt_send(a, 1, 6, "two", 4, 2, 0, NULL));
+	EXPECT_OK(kt_send(a, 1, 6, "six", 4, 3, 0, NULL));
+	EXPECT_CQE(b, 11, 4, 0);
+	EXPECT_CQE(b, 12, 4, 0);
+	EXPECT_EQ(memcmp(r1, "two", 4), 0);
+	EXPECT_EQ(memcmp(r2, "six", 4), 0);
+}
+
+TEST(main__recv_batch_of_bad_size_or_flags_posts_nothing)
+{
+	struct kt_ep *a, *b;
+	struct kprog_post v[KPROG_RECV_BATCH_MAX + 1];
+	struct kprog_recv_batch rb = { .posts = (u64)(uintptr_t)v };
+	struct kprog_probe pr = { .source = 0, .tag = 5 };
+	char r[8];
+	int i;
+
+	kt_pair(&a, &b);
+	for (i = 0; i < ARRAY_SIZE(v); i++)
+		batch_entry(&v[i], 5, r, 8, 100 + i);
+	rb.count = 0;
+	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_RECV_BATCH, &rb), -EINVAL);
+	rb.count = KPROG_RECV_BATCH_MAX + 1;
+	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_RECV_BATCH, &rb), -EINVAL);
+	rb.count = 1;
+	rb.flags = 1;
+	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_RECV_BATCH, &rb), -EINVAL);
+	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_RECV_BATCH, (void *)MOCK_BAD_UADDR),
+		   -EFAULT);
+	/* no receive was posted: the message waits unexpected */
+	EXPECT_OK(kt_send(a, 1, 5, "abc", 4, 1, 0, NULL));
+	EXPECT_OK(kt_probe(b, &pr));
+	EXPECT_EQ(pr.found, 1);
+	EXPECT_EQ(kt_ring_count(b), 0);
+}
+
+TEST(main__recv_batch_stops_at_a_bad_entry_with_its_errno)
+{
+	struct kt_ep *a, *b;
+	struct kprog_post v[3];
+	struct kprog_recv_batch rb = { .posts = (u64)(uintptr_t)v, .count = 3,
+				       .posted = 99 };
+	struct kprog_probe pr = { .source = 0, .tag = 7 };
+	char r0[8], r2[8];
+
+	kt_pair(&a, &b);
+	batch_entry(&v[0], 5, r0, 8, 10);
+	batch_entry(&v[1], 6, r0, 8, 11);
+	v[1].peer = 2;			/* not a rank of this job of 2 */
+	batch_entry(&v[2], 7, r2, 8, 12);
+	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_RECV_BATCH, &rb), -EINVAL);
+	EXPECT_EQ(rb.posted, 1);
+	/* the first is posted and completes; the third was not posted */
+	EXPECT_OK(kt_send(a, 1, 5, "abc", 4, 1, 0, NULL));
+	EXPECT_CQE(b, 10, 4, 0);
+	EXPECT_OK(kt_send(a, 1, 7, "xyz", 4, 2, 0, NULL));
+	EXPECT_OK(kt_probe(b, &pr));
+	EXPECT_EQ(pr.found, 1);
+	EXPECT_EQ(kt_ring_count(b), 0);
+	/* an unreadable entry in the middle: EFAULT, the first is posted */
+	batch_entry(&v[0], 8, r0, 8, 20);
+	v[1].peer = 0;
+	rb.posts = (u64)(uintptr_t)v;
+	rb.count = 2;
+	mock_copy_from_user_errors = 4;	/* the batch, then the second entry */
+	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_RECV_BATCH, &rb), -EFAULT);
+	EXPECT_EQ(rb.posted, 1);
+	EXPECT_OK(kt_send(a, 1, 8, "def", 4, 3, 0, NULL));
+	EXPECT_CQE(b, 20, 4, 0);
 }

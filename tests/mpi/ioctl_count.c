@@ -3,7 +3,9 @@
  * libioctlcount.so: preloaded next to the shim by ./run to prove that the
  * shim really drives /dev/kprog. Wraps ioctl(), counts the kprog requests
  * and prints one line at exit:
- *   kprog-ioctls rank R: send S recv R probe P cancel C wait W join J
+ *   kprog-ioctls rank R: send S recv R probe P cancel C wait W batches B join J
+ * where R counts every receive posted, one by one or in one of B
+ * KPROG_IOC_RECV_BATCH calls.
  * (R from OMPI_COMM_WORLD_RANK). Not an MPI program, needs no MPI.
  */
 #define _GNU_SOURCE
@@ -14,7 +16,7 @@
 #include <sys/ioctl.h>
 #include <linux/kprog.h>
 
-static unsigned long n_join, n_send, n_recv, n_probe, n_cancel, n_wait;
+static unsigned long n_join, n_send, n_recv, n_probe, n_cancel, n_wait, n_batch;
 static int (*real_ioctl)(int, unsigned long, ...);
 
 int ioctl(int fd, unsigned long req, ...)
@@ -34,6 +36,14 @@ int ioctl(int fd, unsigned long req, ...)
 	case KPROG_IOC_PROBE: n_probe++; break;
 	case KPROG_IOC_CANCEL: n_cancel++; break;
 	case KPROG_IOC_WAIT: n_wait++; break;
+	case KPROG_IOC_RECV_BATCH: {
+		struct kprog_recv_batch *b = arg;
+		int rc = real_ioctl(fd, req, arg);
+
+		n_batch++;
+		n_recv += rc == 0 ? b->count : b->posted;
+		return rc;
+	}
 	default: break;
 	}
 	return real_ioctl(fd, req, arg);
@@ -45,6 +55,6 @@ __attribute__((destructor)) static void report(void)
 
 	if (!r)
 		return;	/* mpirun itself, orted */
-	fprintf(stderr, "kprog-ioctls rank %s: send %lu recv %lu probe %lu cancel %lu wait %lu join %lu\n",
-		r, n_send, n_recv, n_probe, n_cancel, n_wait, n_join);
+	fprintf(stderr, "kprog-ioctls rank %s: send %lu recv %lu probe %lu cancel %lu wait %lu batches %lu join %lu\n",
+		r, n_send, n_recv, n_probe, n_cancel, n_wait, n_batch, n_join);
 }

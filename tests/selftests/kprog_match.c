@@ -288,6 +288,60 @@ TEST_F_TIMEOUT(job, tag_and_posted_order, 60)
 			   i == 1 ? 2 : 7);
 }
 
+/*
+ * KPROG_IOC_RECV_BATCH: the entries posted in order as KPROG_IOC_RECV
+ * would post them (one whose message is there takes it at once), up to
+ * a bad entry, whose errno the call returns; nothing after it is posted.
+ */
+TEST_F_TIMEOUT(job, recv_batch_posts_in_order_up_to_a_bad_entry, 60)
+{
+	struct kp_ep *r = &self->e[0], *s = &self->e[1];
+	void *m[4], *b[5];
+	struct kprog_post v[5], ps[4];
+	struct kprog_recv_batch rb;
+	static const int tags[5] = { 4, 5, 5, 5, 6 };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		m[i] = msg_buf(64, i + 1);
+	for (i = 0; i < 5; i++) {
+		b[i] = kp_alloc(64);
+		memset(&v[i], 0, sizeof(v[i]));
+		v[i].req_id = 10 + i;
+		v[i].addr = (__u64)(uintptr_t)b[i];
+		v[i].len = 64;
+		v[i].peer = 1;
+		v[i].tag = tags[i];
+		v[i].done = 0xdeadbeef;
+	}
+	v[3].peer = JOB_SIZE;		/* no such rank */
+	ASSERT_EQ(0, kp_send(s, 20, m[0], 64, 0, 4, 0, 0, &ps[0]));
+	memset(&rb, 0, sizeof(rb));
+	rb.posts = (__u64)(uintptr_t)v;
+	rb.count = 5;
+	rb.posted = 99;
+	EXPECT_EQ(-1, ioctl(r->fd, KPROG_IOC_RECV_BATCH, &rb));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(3, rb.posted);
+	EXPECT_EQ(1, v[0].done);
+	EXPECT_EQ(0, v[1].done);
+	EXPECT_EQ(0, v[2].done);
+	check_recv(_metadata, r, &v[0], b[0], 64, 1, 1, 4);
+	ASSERT_EQ(0, kp_send(s, 21, m[1], 64, 0, 5, 0, 0, &ps[1]));
+	ASSERT_EQ(0, kp_send(s, 22, m[2], 64, 0, 5, 0, 0, &ps[2]));
+	check_recv(_metadata, r, &v[1], b[1], 64, 2, 1, 5);
+	check_recv(_metadata, r, &v[2], b[2], 64, 3, 1, 5);
+	/* the entry after the bad one was not posted */
+	ASSERT_EQ(0, kp_send(s, 23, m[3], 64, 0, 6, 0, 0, &ps[3]));
+	EXPECT_EQ(1, probe_found(r, 0, 1, 6));
+	EXPECT_FALSE(kp_has_cqe(r, 14, 0));
+	for (i = 0; i < 4; i++)
+		check_send(_metadata, s, &ps[i], 64, 0, i ? (i < 3 ? 5 : 6) : 4);
+	rb.count = KPROG_RECV_BATCH_MAX + 1;
+	EXPECT_EQ(-1, ioctl(r->fd, KPROG_IOC_RECV_BATCH, &rb));
+	EXPECT_EQ(EINVAL, errno);
+}
+
 /* A specific source skips an earlier message from another rank. */
 TEST_F_TIMEOUT(job, source_matching, 60)
 {

@@ -468,6 +468,7 @@ struct kprog_cqe_times {
 #define KPROG_FEAT_NET_CONN	(1U << 7)	/* KPROG_IOC_NET_CONN */
 #define KPROG_FEAT_GRANTS	(1U << 8)	/* rendezvous sends in channels */
 #define KPROG_FEAT_COLL		(1U << 9)	/* KPROG_IOC_COLL schedules */
+#define KPROG_FEAT_RECV_BATCH	(1U << 12)	/* KPROG_IOC_RECV_BATCH */
 
 #define KPROG_XPORT_SHM		(1U << 0)
 #define KPROG_XPORT_IB		(1U << 1)
@@ -806,6 +807,37 @@ struct kprog_coll {
 	struct kprog_cqe cqe;	/* out: valid when @done */
 };
 
+/* Most receives one KPROG_IOC_RECV_BATCH posts. */
+#define KPROG_RECV_BATCH_MAX	64
+
+/**
+ * struct kprog_recv_batch - several receives posted in one system call
+ * @posts: user address of an array of @count struct kprog_post, each a
+ *	receive exactly as KPROG_IOC_RECV takes it; each entry's @done and
+ *	@cqe are written back as KPROG_IOC_RECV writes them
+ * @count: entries, 1..KPROG_RECV_BATCH_MAX (else EINVAL, nothing posted)
+ * @flags: none defined yet, must be 0 (else EINVAL, nothing posted)
+ * @posted: out: how many entries were posted, always the first @posted
+ *
+ * KPROG_IOC_RECV_BATCH (KPROG_FEAT_RECV_BATCH) posts the entries in array
+ * order, so that the kernel sees the same posts in the same order as from
+ * @count KPROG_IOC_RECV calls, and stops at the first entry that fails:
+ * the call then returns that entry's error (the errors of KPROG_IOC_RECV)
+ * and the entries from it on are not posted; those before it are, and
+ * each completes as any receive does (its @done, or one ring entry). The
+ * one exception is EFAULT from an entry whose result could not be written
+ * back after it was posted: it counts in @posted, as the same failure of
+ * KPROG_IOC_RECV leaves its receive posted. If @posted itself cannot be
+ * written, the call is EFAULT before anything is posted.
+ */
+struct kprog_recv_batch {
+	__u64 posts;
+	__u32 count;
+	__u32 flags;
+	__u32 posted;
+	__u32 __pad;
+};
+
 /*
  * 0xD4: free in Documentation/userspace-api/ioctl/ioctl-number.rst (6.1).
  * ABI version 1 used 0xB7, which nsfs and remoteproc own. Of that number
@@ -838,6 +870,7 @@ struct kprog_coll {
 #define KPROG_IOC_KICK		_IOW(KPROG_IOC_MAGIC, 11, __u32)
 #define KPROG_IOC_NET_CONN	_IOWR(KPROG_IOC_MAGIC, 12, struct kprog_net_conn)
 #define KPROG_IOC_COLL		_IOWR(KPROG_IOC_MAGIC, 13, struct kprog_coll)
+#define KPROG_IOC_RECV_BATCH	_IOWR(KPROG_IOC_MAGIC, 16, struct kprog_recv_batch)
 
 /*
  * Generic netlink family KPROG_GENL_NAME: per-CPU progression accounting.
