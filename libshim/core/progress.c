@@ -69,7 +69,9 @@ void kp_progress_hook(bool on)
 		if (reg && opal_unregister && reg(opal_cb) == 0)
 			return;
 		opal_unregister = NULL;
-		kp_log(1, "opal_progress_register not found: receives posted in user space move only in kprog's calls");
+		/* a batched receive would then wait through Open MPI's blocking calls */
+		kp.rbatch = false;
+		kp_log(1, "opal_progress_register not found: receives posted in user space move only in kprog's calls, receives are not batched");
 	} else if (opal_unregister) {
 		opal_unregister(opal_cb);
 		opal_unregister = NULL;
