@@ -173,6 +173,7 @@ TEST(nothing_but_version_info_join_before_join)
 		sizeof(struct kprog_wait), sizeof(struct kprog_join),
 		sizeof(struct kprog_info), sizeof(struct kprog_chan_open),
 		sizeof(struct kprog_net_conn), sizeof(struct kprog_coll),
+		sizeof(struct kprog_recv_batch),
 	};
 	const unsigned int allowed[] = {
 		KPROG_IOC_VERSION, KPROG_IOC_GET_INFO, KPROG_IOC_JOIN,
@@ -214,9 +215,9 @@ TEST(nothing_but_version_info_join_before_join)
 	EXPECT_EQ(0, bad);
 	/*
 	 * SEND RECV PROBE CANCEL WAIT WAIT_V1 CHAN_OPEN CHAN_DRAIN KICK
-	 * NET_CONN COLL
+	 * NET_CONN COLL RECV_BATCH
 	 */
-	EXPECT_EQ(11, badfd);
+	EXPECT_EQ(12, badfd);
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(EBADFD, errno);
