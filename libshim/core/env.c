@@ -56,6 +56,8 @@ const struct kp_env_var kp_env_vars[KP_ENV_NR] = {
 		"smallest nonblocking collective the module runs, in bytes per rank; smaller ones (and MPI_Ibarrier) stay with Open MPI; -1 a floor per family measured with NBCBench; the v forms always go to the module" },
 	[KP_ENV_RECV_BATCH] = { "KPROG_RECV_BATCH", KP_ENV_BOOL, "1", 0, 0, NULL,
 		"small MPI_Irecv from other nodes wait in a queue and go to the module up to 64 in one system call, at the rank's next MPI call (0: one call each)" },
+	[KP_ENV_SMALL_RECV_YIELD] = { "KPROG_SMALL_RECV_YIELD", KP_ENV_BOOL, "1", 0, 0, NULL,
+		"a blocking call waiting only for small receives posted in the module (which softirq completes, no worker) yields the CPU every 8 us as for other kernel work (0: it spins without yielding; the oversubscribed and crowded rules still yield)" },
 };
 
 FILE *kp_env_report;

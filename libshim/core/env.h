@@ -34,6 +34,7 @@ enum kp_env_id {
 	KP_ENV_COLL,
 	KP_ENV_COLL_MIN,
 	KP_ENV_RECV_BATCH,
+	KP_ENV_SMALL_RECV_YIELD,
 	KP_ENV_NR
 };
 

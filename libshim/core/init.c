@@ -545,6 +545,8 @@ void kp_setup(int provided)
 	/* KPROG_RECV_BATCH=0: one system call per receive again (A/B runs) */
 	kp.rbatch = kp.net && (info.features & KPROG_FEAT_RECV_BATCH) &&
 		    kp_env_bool(KP_ENV_RECV_BATCH);
+	/* KPROG_SMALL_RECV_YIELD=0: no yields for small receives from other nodes (A/B runs) */
+	kp.small_yield = kp_env_bool(KP_ENV_SMALL_RECV_YIELD);
 	if (kp.rbatch && pthread_atfork(flush_before_fork, NULL, NULL))
 		kp.rbatch = false;
 	kp_pool_init(&req_upcalls);

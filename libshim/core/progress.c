@@ -291,6 +291,17 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 	nap(w, ompi_pending);
 }
 
+/* kp_req_wait_yields() for r, with its source's node (shim.h) */
+bool kp_wait_yields(const struct kp_req *r)
+{
+	bool remote = false;
+
+	if (!kp.small_yield && r->kind == KR_RECV && r->comm && r->peer >= 0 &&
+	    r->peer < r->comm->size)
+		remote = !kp.local[r->comm->c2w[r->peer]];
+	return kp_req_wait_yields(r, kp.small_yield, remote);
+}
+
 void kp_wait_end(struct kp_wait *w)
 {
 	if (!w->t0)
@@ -306,7 +317,7 @@ void kp_wait_end(struct kp_wait *w)
  */
 void kp_wait_one(struct kp_req *r)
 {
-	struct kp_wait w = { .kernel_work = kp_req_kernel_work(r) };
+	struct kp_wait w = { .kernel_work = kp_wait_yields(r) };
 	bool blocking = r->blocking;
 
 	r->blocking = true;

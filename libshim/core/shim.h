@@ -38,6 +38,7 @@ struct kp_state {
 	bool recv_arrived;	/* the module has KPROG_RECV_ARRIVED */
 	bool waiter;		/* the module has KPROG_FEAT_WAITER */
 	bool rbatch;		/* KPROG_FEAT_RECV_BATCH and KPROG_RECV_BATCH: receives in batches */
+	bool small_yield;	/* KPROG_SMALL_RECV_YIELD: kp_req_wait_yields() */
 	struct kp_spin spin;	/* how long blocking calls spin before sleeping */
 	uint64_t activity;	/* bumped by every completion: idle detection */
 	long full_wait_ns;	/* a send spins this long for channel room */
@@ -272,6 +273,26 @@ static inline bool kp_req_kernel_work(const struct kp_req *r)
 		return true;	/* on its way to the kernel */
 	return r->in_kernel || ((r->kind == KR_SEND || r->kind == KR_COLL) && r->state == RS_ACTIVE);
 }
+/*
+ * Does a blocking call waiting for r yield the CPU now and then, for a
+ * kernel worker that may need it (progress.c kp_wait_step())? As
+ * kp_req_kernel_work(), except that a receive posted in the module from
+ * one source on another node (@remote) that holds at most KP_SOFTIRQ_RECV
+ * bytes needs no worker: the softirq that delivers its message copies
+ * into its pinned pages and completes it (docs/DESIGN.md), and softirqs
+ * run at interrupt exit whether the waiter yields or not. small_yield
+ * (KPROG_SMALL_RECV_YIELD, default on) keeps the yield for these too.
+ * kp_wait_yields() works out @remote.
+ */
+#define KP_SOFTIRQ_RECV 8192u
+static inline bool kp_req_wait_yields(const struct kp_req *r, bool small_yield, bool remote)
+{
+	if (!small_yield && remote && r->kind == KR_RECV && r->state == RS_ACTIVE &&
+	    r->in_kernel && r->cap <= KP_SOFTIRQ_RECV)
+		return false;
+	return kp_req_kernel_work(r);
+}
+bool kp_wait_yields(const struct kp_req *r);	/* progress.c */
 uint64_t kp_req_id(struct kp_req *r);
 uint32_t kp_req_slot(const struct kp_req *r);	/* its index in the pool */
 struct kp_req *kp_req_at(uint32_t slot);	/* NULL: no live object there */

@@ -214,6 +214,34 @@ static void test_guard(int mt)
 	kp.mt = false;
 }
 
+/*
+ * The wait's yield rule (shim.h kp_req_wait_yields()): with
+ * KPROG_SMALL_RECV_YIELD off, only an active small receive posted in the
+ * kernel from another node stops yielding; everything else keeps
+ * kp_req_kernel_work()'s answer.
+ */
+static void test_wait_yields(void)
+{
+	struct kp_req r = { .kind = KR_RECV, .state = RS_ACTIVE, .in_kernel = true, .cap = 8 };
+
+	EXPECT(kp_req_wait_yields(&r, true, true), "setting on: a small remote receive yields");
+	EXPECT(!kp_req_wait_yields(&r, false, true), "setting off: a small remote receive does not");
+	EXPECT(kp_req_wait_yields(&r, false, false), "off, but a source of this node: yields");
+	r.cap = KP_SOFTIRQ_RECV;
+	EXPECT(!kp_req_wait_yields(&r, false, true), "off: %u bytes still softirq's", KP_SOFTIRQ_RECV);
+	r.cap = KP_SOFTIRQ_RECV + 1;
+	EXPECT(kp_req_wait_yields(&r, false, true), "off: a larger receive (a worker may copy) yields");
+	r.cap = 8;
+	r.state = RS_DEFERRED;
+	EXPECT(kp_req_wait_yields(&r, false, true), "off: a receive not yet posted yields");
+	r.state = RS_ACTIVE;
+	r.in_kernel = false;
+	EXPECT(!kp_req_wait_yields(&r, false, true) && !kp_req_wait_yields(&r, true, true),
+	       "a receive in user space never yields for the kernel");
+	r = (struct kp_req){ .kind = KR_SEND, .state = RS_ACTIVE, .cap = 8 };
+	EXPECT(kp_req_wait_yields(&r, false, true), "off: an active send still yields");
+}
+
 int main(void)
 {
 	unsigned int i;
@@ -226,5 +254,6 @@ int main(void)
 	test_completion_posts();
 	test_guard(0);
 	test_guard(1);
+	test_wait_yields();
 	return EXPECT_SUMMARY();
 }

@@ -38,7 +38,7 @@ static bool kernel_work(int n, const MPI_Request reqs[])
 	int j;
 
 	for (j = 0; j < n; j++)
-		if (kp_is_req(reqs[j]) && kp_req_kernel_work(kp_req(reqs[j])))
+		if (kp_is_req(reqs[j]) && kp_wait_yields(kp_req(reqs[j])))
 			return true;
 	return false;
 }
