@@ -126,13 +126,19 @@ static void test_order(void)
 	       in_order(klog, KP_RB_MAX, 0), "a full queue in one call, in order");
 }
 
-static void test_refused(void)
+/* A fresh mock with n entries queued: first, first + 1, ... */
+static void queue_fresh(int n, uint32_t first)
 {
 	int i;
 
 	reset();
-	for (i = 0; i < 6; i++)
-		kp_rb_add(20 + i);
+	for (i = 0; i < n; i++)
+		kp_rb_add(first + i);
+}
+
+static void test_refused(void)
+{
+	queue_fresh(6, 20);
 	refuse_at = 22;
 	refuse_err = ENOBUFS;
 	EXPECT(kp_rb_flush(3, &ops) == ENOBUFS, "the refused entry's errno");
@@ -142,9 +148,7 @@ static void test_refused(void)
 	EXPECT(first_posted_after == 4, "refused before any completion ran");
 	EXPECT(kp_rb_n == 0, "nothing left queued");
 
-	reset();
-	for (i = 0; i < 3; i++)
-		kp_rb_add(30 + i);
+	queue_fresh(3, 30);
 	refuse_at = 30;
 	refuse_err = EINVAL;
 	EXPECT(kp_rb_flush(3, &ops) == EINVAL && nk == 0 && nposted == 0 &&
@@ -153,11 +157,7 @@ static void test_refused(void)
 
 static void test_interrupted(void)
 {
-	int i;
-
-	reset();
-	for (i = 0; i < 7; i++)
-		kp_rb_add(40 + i);
+	queue_fresh(7, 40);
 	intr_after = 3;
 	EXPECT(kp_rb_flush(3, &ops) == 0, "EINTR is no failure");
 	EXPECT(calls == 2, "again from the first not posted: %d calls", calls);
