@@ -25,6 +25,7 @@
 #include "coll.h"
 #include "dtype.h"
 #include "mon.h"
+#include "collprof.h"
 
 struct kp_req *kp_coll_deferred;
 struct kp_coll_pinit kp_coll_pinit;
@@ -58,6 +59,7 @@ struct kp_comm *kp_coll_comm(MPI_Comm comm)
 {
 	struct kp_comm *c;
 
+	KP_CP(KP_CP_S_ENTRY);
 	if (!kp.coll)
 		return NULL;
 	c = kp_comm_lookup(comm);
@@ -70,9 +72,12 @@ static void coll_free(struct kp_req *r);
 
 struct kp_req *kp_coll_new(struct kp_comm *c)
 {
-	struct kp_req *r = kp_req_alloc();
-	struct kp_coll *k = calloc(1, sizeof(*k));
+	struct kp_req *r;
+	struct kp_coll *k;
 
+	KP_CP(KP_CP_S_NEW);
+	r = kp_req_alloc();
+	k = calloc(1, sizeof(*k));
 	kp_coll_done = kp_coll_complete;
 	kp_coll_free = coll_free;
 	if (!k)
@@ -240,10 +245,12 @@ static void finish(struct kp_req *r, int err)
 
 void kp_coll_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 {
+	KP_CP_IF(kp_cp_t[KP_CP_W_ENTRY], KP_CP_W_DONE0);
 	finish(r, kp_errno_to_mpi(-cqe->error));
 	kp_log(3, "collective %llx done, error %d", (unsigned long long)cqe->req_id, cqe->error);
 	if (r->user_freed)
 		kp_req_release(r);
+	KP_CP_IF(kp_cp_t[KP_CP_W_ENTRY], KP_CP_W_DONE1);
 }
 
 /* One post; 0, ENOBUFS (try again later) or another errno. */
@@ -252,9 +259,11 @@ static int post(struct kp_req *r)
 	struct kp_coll *k = r->coll;
 	int rc;
 
+	KP_CP(KP_CP_S_IOCTL);
 	do {
 		rc = ioctl(kp.fd, KPROG_IOC_COLL, &k->ioc);
 	} while (rc < 0 && errno == EINTR);
+	KP_CP(KP_CP_S_IOCTL_END);
 	if (rc < 0)
 		return errno;
 	if (kp_mon_active)	/* a monitoring session counts what kprog carries */
@@ -321,6 +330,7 @@ int kp_coll_start(struct kp_req *r, MPI_Request *req)
 	uint32_t i;
 	int e;
 
+	KP_CP(KP_CP_S_START);
 	/*
 	 * Every member numbers its collectives on c alike; a persistent one
 	 * takes its number here, at the (ordered) init, and keeps it for
@@ -375,6 +385,8 @@ int kp_coll_start(struct kp_req *r, MPI_Request *req)
 		kp_req_release(r);
 		return kp_err(comm, code);
 	}
+	KP_CP(KP_CP_S_END);
+	KP_CP_START_DONE();
 	return MPI_SUCCESS;
 }
 

@@ -29,6 +29,7 @@
 #include "shim.h"
 #include "env.h"
 #include "coll.h"
+#include "collprof.h"
 
 static struct kprog_info info;
 
@@ -673,6 +674,7 @@ void kp_shutdown(void)
 			       (unsigned long long)fam[KP_CF_ALLTOALLW],
 			       (unsigned long long)fam[KP_CF_NEIGHBOR], (unsigned long long)persistent);
 		}
+		KP_CP_REPORT(kp.world_rank);
 		kp_rts_fini();
 		kp_run_delay_close();
 		kp_cpu_queue_close();

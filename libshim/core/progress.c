@@ -12,6 +12,7 @@
 #include "cpus.h"
 #include "shim.h"
 #include "coll.h"
+#include "collprof.h"
 
 static bool in_progress, in_hook;
 
@@ -326,6 +327,7 @@ void kp_wait_one(struct kp_req *r)
 		kp_progress();
 		if (r->state == RS_COMPLETE || r->state == RS_INACTIVE || r->state == RS_FREE)
 			break;
+		KP_CP_LOOP();
 		kp_wait_step(&w, false);
 	}
 	kp_fast_want(false);

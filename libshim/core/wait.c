@@ -13,6 +13,7 @@
 #include <string.h>
 #include "shim.h"
 #include "waitprof_hooks.h"
+#include "collprof.h"
 
 static bool done(const struct kp_req *r)
 {
@@ -73,9 +74,21 @@ int kp_mpi_wait(MPI_Request *req, MPI_Status *status)
 		kp_status_empty(status);
 		return MPI_SUCCESS;
 	}
+#ifdef KP_COLL_PROF
+	bool prof = r->kind == KR_COLL;
+
+	KP_CP_IF(prof, KP_CP_W_ENTRY);
+#endif
 	kp_wait_one(r);
 	rc = kp_req_finish(req, status, false, &ec);
-	return kp_err(ec, rc);
+	rc = kp_err(ec, rc);
+#ifdef KP_COLL_PROF
+	if (prof) {
+		KP_CP(KP_CP_W_END);
+		KP_CP_WAIT_DONE();
+	}
+#endif
+	return rc;
 }
 
 int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
