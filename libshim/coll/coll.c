@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -55,7 +56,7 @@ static uint64_t max_steps(int n)
 	return 4 * (uint64_t)n + 16;
 }
 
-struct kp_comm *kp_coll_comm(MPI_Comm comm)
+KP_COLL_TEXT struct kp_comm *kp_coll_comm(MPI_Comm comm)
 {
 	struct kp_comm *c;
 
@@ -70,18 +71,58 @@ struct kp_comm *kp_coll_comm(MPI_Comm comm)
 
 static void coll_free(struct kp_req *r);
 
-struct kp_req *kp_coll_new(struct kp_comm *c)
+/*
+ * Ended collectives' objects, kept for the next calls with the room of
+ * their steps and unpack lists: a collective then makes no call into the
+ * C library's allocator from its start to its end (the typical one has no
+ * temporaries). Under the emulator each such call after the start's or
+ * the ring's system call walks cold pages (KP_COLL_TEXT says why); natively
+ * it saves two allocations and frees per collective. Under the shim's lock
+ * like every list of requests.
+ */
+#define COLL_KEEP 4			/* objects */
+#define COLL_KEEP_STEPS 256		/* no bigger step arrays are kept */
+static struct kp_coll *coll_kept[COLL_KEEP];
+_Static_assert(offsetof(struct kp_coll, s) == 0, "coll_get() clears what follows the schedule");
+static int n_kept;
+
+KP_COLL_TEXT static struct kp_coll *coll_get(int rank, int size)
+{
+	struct kp_coll *k;
+	struct kp_coll_unpack *unp, *pk;
+	int capunp, cappk;
+
+	if (!n_kept) {
+		k = calloc(1, sizeof(*k));
+		if (!k)
+			abort();
+		kp_sched_init(&k->s, rank, size);
+		return k;
+	}
+	k = coll_kept[--n_kept];
+	unp = k->unp;
+	pk = k->pk;
+	capunp = k->capunp;
+	cappk = k->cappk;
+	kp_sched_reuse(&k->s, rank, size);
+	memset((char *)k + sizeof(k->s), 0, sizeof(*k) - sizeof(k->s));
+	k->unp = unp;
+	k->pk = pk;
+	k->capunp = capunp;
+	k->cappk = cappk;
+	return k;
+}
+
+KP_COLL_TEXT struct kp_req *kp_coll_new(struct kp_comm *c)
 {
 	struct kp_req *r;
 	struct kp_coll *k;
 
 	KP_CP(KP_CP_S_NEW);
 	r = kp_req_alloc();
-	k = calloc(1, sizeof(*k));
+	k = coll_get(c->rank, c->size);
 	kp_coll_done = kp_coll_complete;
 	kp_coll_free = coll_free;
-	if (!k)
-		abort();
 	k->persistent = kp_coll_pinit.on;
 	r->kind = KR_COLL;
 	r->comm = c;
@@ -90,7 +131,6 @@ struct kp_req *kp_coll_new(struct kp_comm *c)
 	r->tag = MPI_ANY_TAG;
 	r->coll = k;
 	r->state = RS_INACTIVE;
-	kp_sched_init(&k->s, c->rank, c->size);
 	return r;
 }
 
@@ -127,7 +167,7 @@ static void pack(struct kp_layout *l, const void *buf, int count, MPI_Datatype t
 		kp_pack(l, buf, count, type, out);
 }
 
-void *kp_coll_buf(struct kp_req *r, const void *buf, int count, MPI_Datatype type, bool in,
+KP_COLL_TEXT void *kp_coll_buf(struct kp_req *r, const void *buf, int count, MPI_Datatype type, bool in,
 		  bool out, size_t *bytes)
 {
 	const struct kp_quick_type *q = kp_type_quick(type);
@@ -199,30 +239,41 @@ void *kp_coll_vec(struct kp_req *r, const void *buf, const int *counts, const in
 	return tmp;
 }
 
-static void put_unpacks(struct kp_coll_unpack *v, int n)
+/* Drop the types and layouts of n unpacks (the array stays). */
+KP_COLL_TEXT static void put_unpacks(struct kp_coll_unpack *v, int n)
 {
 	for (int i = 0; i < n; i++) {
 		if (v[i].type != MPI_DATATYPE_NULL)
 			PMPI_Type_free(&v[i].type);
 		kp_layout_put(v[i].lay);
 	}
-	free(v);
 }
 
-/* Everything of the collective (kp_coll_free: a persistent one's release). */
-static void coll_free(struct kp_req *r)
+/*
+ * Everything of the collective (kp_coll_free: a persistent one's release):
+ * kept for the next one (coll_get()) or freed.
+ */
+KP_COLL_TEXT static void coll_free(struct kp_req *r)
 {
 	struct kp_coll *k = r->coll;
 
 	put_unpacks(k->unp, k->nunp);
 	put_unpacks(k->pk, k->npk);
+	k->nunp = k->npk = 0;
+	r->coll = NULL;
+	if (n_kept < COLL_KEEP && k->s.cap <= COLL_KEEP_STEPS) {
+		kp_sched_reset(&k->s);
+		coll_kept[n_kept++] = k;
+		return;
+	}
+	free(k->unp);
+	free(k->pk);
 	kp_sched_free(&k->s);
 	free(k);
-	r->coll = NULL;
 }
 
 /* The collective's end: outputs into place, temporaries freed (kept: persistent). */
-static void finish(struct kp_req *r, int err)
+KP_COLL_TEXT static void finish(struct kp_req *r, int err)
 {
 	struct kp_coll *k = r->coll;
 	int i;
@@ -243,7 +294,7 @@ static void finish(struct kp_req *r, int err)
 	r->status.MPI_ERROR = err;
 }
 
-void kp_coll_complete(struct kp_req *r, const struct kprog_cqe *cqe)
+KP_COLL_TEXT void kp_coll_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 {
 	KP_CP_IF(kp_cp_t[KP_CP_W_ENTRY], KP_CP_W_DONE0);
 	finish(r, kp_errno_to_mpi(-cqe->error));
@@ -254,7 +305,7 @@ void kp_coll_complete(struct kp_req *r, const struct kprog_cqe *cqe)
 }
 
 /* One post; 0, ENOBUFS (try again later) or another errno. */
-static int post(struct kp_req *r)
+KP_COLL_TEXT static int post(struct kp_req *r)
 {
 	struct kp_coll *k = r->coll;
 	int rc;
@@ -268,9 +319,11 @@ static int post(struct kp_req *r)
 		return errno;
 	if (kp_mon_active)	/* a monitoring session counts what kprog carries */
 		kp_mon_coll_steps(k->s.steps, k->s.n);
-	/* the module copied the steps; the buffers stay until the end */
-	if (!k->persistent)
-		kp_sched_drop_steps(&k->s);
+	/*
+	 * The module copied the steps; their array stays with the object
+	 * (coll_free() keeps it for the next collective), the buffers until
+	 * the end.
+	 */
 	n_posted++;
 	n_family[k->family]++;
 	n_persistent += k->persistent;
@@ -308,7 +361,7 @@ void kp_coll_flush(void)
 }
 
 /* Post now, or queue behind earlier deferred ones. 0 or an errno. */
-static int launch(struct kp_req *r)
+KP_COLL_TEXT static int launch(struct kp_req *r)
 {
 	int e = kp_coll_deferred ? ENOBUFS : post(r);
 
@@ -323,7 +376,7 @@ static int launch(struct kp_req *r)
 	return e;
 }
 
-int kp_coll_start(struct kp_req *r, MPI_Request *req)
+KP_COLL_TEXT int kp_coll_start(struct kp_req *r, MPI_Request *req)
 {
 	struct kp_coll *k = r->coll;
 	struct kp_comm *c = r->comm;

@@ -13,11 +13,35 @@
 #include <string.h>
 #include "coll_algo.h"
 
-void kp_sched_init(struct kp_sched *s, int rank, int size)
+KP_COLL_TEXT void kp_sched_init(struct kp_sched *s, int rank, int size)
 {
 	memset(s, 0, sizeof(*s));
 	s->rank = rank;
 	s->size = size;
+}
+
+KP_COLL_TEXT void kp_sched_reset(struct kp_sched *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->ntmp; i++)
+		free(s->tmps[i]);
+	s->ntmp = 0;
+	s->n = 0;
+}
+
+KP_COLL_TEXT void kp_sched_reuse(struct kp_sched *s, int rank, int size)
+{
+	struct kprog_coll_step *steps = s->steps;
+	void **tmps = s->tmps;
+	uint32_t cap = s->cap, tmpcap = s->tmpcap;
+
+	kp_sched_reset(s);
+	kp_sched_init(s, rank, size);
+	s->steps = steps;
+	s->cap = cap;
+	s->tmps = tmps;
+	s->tmpcap = tmpcap;
 }
 
 void kp_sched_drop_steps(struct kp_sched *s)
@@ -39,7 +63,7 @@ void kp_sched_free(struct kp_sched *s)
 	s->ntmp = s->tmpcap = 0;
 }
 
-void *kp_sched_tmp(struct kp_sched *s, size_t bytes)
+KP_COLL_TEXT void *kp_sched_tmp(struct kp_sched *s, size_t bytes)
 {
 	void *p;
 
@@ -64,7 +88,7 @@ void *kp_sched_tmp(struct kp_sched *s, size_t bytes)
 	return p;
 }
 
-static void add(struct kp_sched *s, int kind, int peer, const void *src, void *dst, size_t len,
+KP_COLL_TEXT static void add(struct kp_sched *s, int kind, int peer, const void *src, void *dst, size_t len,
 		int dtype, int op)
 {
 	struct kprog_coll_step *st;
@@ -95,29 +119,29 @@ static void add(struct kp_sched *s, int kind, int peer, const void *src, void *d
 	s->round_used = true;
 }
 
-void kp_sched_send(struct kp_sched *s, int peer, const void *src, size_t len)
+KP_COLL_TEXT void kp_sched_send(struct kp_sched *s, int peer, const void *src, size_t len)
 {
 	add(s, KPROG_STEP_SEND, peer, src, NULL, len, 0, 0);
 }
 
-void kp_sched_recv(struct kp_sched *s, int peer, void *dst, size_t len)
+KP_COLL_TEXT void kp_sched_recv(struct kp_sched *s, int peer, void *dst, size_t len)
 {
 	add(s, KPROG_STEP_RECV, peer, NULL, dst, len, 0, 0);
 }
 
-void kp_sched_copy(struct kp_sched *s, const void *src, void *dst, size_t len)
+KP_COLL_TEXT void kp_sched_copy(struct kp_sched *s, const void *src, void *dst, size_t len)
 {
 	if (len && src != dst)
 		add(s, KPROG_STEP_COPY, 0, src, dst, len, 0, 0);
 }
 
-void kp_sched_reduce(struct kp_sched *s, const void *src, void *dst, size_t len, int dtype, int op)
+KP_COLL_TEXT void kp_sched_reduce(struct kp_sched *s, const void *src, void *dst, size_t len, int dtype, int op)
 {
 	if (len)
 		add(s, KPROG_STEP_REDUCE, 0, src, dst, len, dtype, op);
 }
 
-void kp_sched_next_round(struct kp_sched *s)
+KP_COLL_TEXT void kp_sched_next_round(struct kp_sched *s)
 {
 	if (s->round_used)
 		s->round++;
@@ -125,19 +149,19 @@ void kp_sched_next_round(struct kp_sched *s)
 }
 
 /* Data movement: a message only when it carries bytes (both ends agree). */
-static void xsend(struct kp_sched *s, int peer, const void *src, size_t len)
+KP_COLL_TEXT static void xsend(struct kp_sched *s, int peer, const void *src, size_t len)
 {
 	if (len)
 		kp_sched_send(s, peer, src, len);
 }
 
-static void xrecv(struct kp_sched *s, int peer, void *dst, size_t len)
+KP_COLL_TEXT static void xrecv(struct kp_sched *s, int peer, void *dst, size_t len)
 {
 	if (len)
 		kp_sched_recv(s, peer, dst, len);
 }
 
-static int mod(int a, int n)
+KP_COLL_TEXT static int mod(int a, int n)
 {
 	a %= n;
 	return a < 0 ? a + n : a;
@@ -168,7 +192,7 @@ void kp_build_barrier(struct kp_sched *s)
 /* ---- bcast ---- */
 
 /* Binomial tree over ranks relative to the root: log2 n rounds of the whole buffer. */
-static void bcast_binomial(struct kp_sched *s, char *buf, size_t bytes, int root)
+KP_COLL_TEXT static void bcast_binomial(struct kp_sched *s, char *buf, size_t bytes, int root)
 {
 	int n = s->size, vr = mod(s->rank - root, n), low = 1, m;
 
@@ -187,7 +211,7 @@ static void bcast_binomial(struct kp_sched *s, char *buf, size_t bytes, int root
 }
 
 /* Chunk i of n over bytes (the last ones may be short or empty). */
-static void chunk(size_t bytes, int n, int i, size_t *off, size_t *len)
+KP_COLL_TEXT static void chunk(size_t bytes, int n, int i, size_t *off, size_t *len)
 {
 	size_t ch = (bytes + n - 1) / n, o = ch * i;
 
@@ -201,7 +225,7 @@ static void chunk(size_t bytes, int n, int i, size_t *off, size_t *len)
  * log2 n times the whole. The root already holds every chunk, so the ring
  * step into it is left out at both ends.
  */
-static void bcast_scatter_allgather(struct kp_sched *s, char *buf, size_t bytes, int root)
+KP_COLL_TEXT static void bcast_scatter_allgather(struct kp_sched *s, char *buf, size_t bytes, int root)
 {
 	int n = s->size, vr = mod(s->rank - root, n), j, st;
 	size_t off, len;
@@ -229,7 +253,7 @@ static void bcast_scatter_allgather(struct kp_sched *s, char *buf, size_t bytes,
 	}
 }
 
-void kp_build_bcast(struct kp_sched *s, void *buf, size_t bytes, int root)
+KP_COLL_TEXT void kp_build_bcast(struct kp_sched *s, void *buf, size_t bytes, int root)
 {
 	if (s->size == 1 || !bytes)
 		return;
@@ -288,7 +312,7 @@ void kp_build_reduce(struct kp_sched *s, const void *sbuf, void *rbuf, size_t co
  * first (the even one hands its vector to the odd one and gets the
  * result back at the end), as MPICH does.
  */
-static void allreduce_rd(struct kp_sched *s, char *rbuf, size_t bytes, const struct kp_redop *ro)
+KP_COLL_TEXT static void allreduce_rd(struct kp_sched *s, char *rbuf, size_t bytes, const struct kp_redop *ro)
 {
 	int n = s->size, r = s->rank, p2 = pow2_floor(n), rem = n - p2, newr, mask;
 	char *tmp = kp_sched_tmp(s, bytes);
@@ -330,7 +354,7 @@ static void allreduce_rd(struct kp_sched *s, char *rbuf, size_t bytes, const str
 }
 
 /* Block i of count elements over n ranks: first elements and count. */
-static void eblock(size_t count, int n, int i, size_t *first, size_t *cnt)
+KP_COLL_TEXT static void eblock(size_t count, int n, int i, size_t *first, size_t *cnt)
 {
 	size_t base = count / n, extra = count % n;
 
@@ -349,7 +373,7 @@ static void eblock(size_t count, int n, int i, size_t *first, size_t *cnt)
  * reduce-scatter arrives in the allgather. In place, blocks arrive in a
  * temporary and are reduced into the receive buffer.
  */
-static void allreduce_ring(struct kp_sched *s, const char *sbuf, char *rbuf, size_t count,
+KP_COLL_TEXT static void allreduce_ring(struct kp_sched *s, const char *sbuf, char *rbuf, size_t count,
 			   const struct kp_redop *ro)
 {
 	int n = s->size, r = s->rank, st, next = mod(r + 1, n), prev = mod(r - 1, n);
@@ -384,7 +408,7 @@ static void allreduce_ring(struct kp_sched *s, const char *sbuf, char *rbuf, siz
 	}
 }
 
-void kp_build_allreduce(struct kp_sched *s, const void *sbuf, void *rbuf, size_t count,
+KP_COLL_TEXT void kp_build_allreduce(struct kp_sched *s, const void *sbuf, void *rbuf, size_t count,
 			const struct kp_redop *ro)
 {
 	size_t bytes = count * ro->esize;
@@ -403,7 +427,7 @@ void kp_build_allreduce(struct kp_sched *s, const void *sbuf, void *rbuf, size_t
 }
 
 /* ---- alltoall ---- */
-void kp_build_alltoall(struct kp_sched *s, const void *sbuf, void *rbuf, size_t block)
+KP_COLL_TEXT void kp_build_alltoall(struct kp_sched *s, const void *sbuf, void *rbuf, size_t block)
 {
 	int n = s->size, r = s->rank, st;
 	const char *src = sbuf;

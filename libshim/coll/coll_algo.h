@@ -26,12 +26,33 @@ struct kp_sched {
 	bool oom;		/* an allocation failed: the schedule is unusable */
 };
 
+/*
+ * The functions of a collective's start call and completion (the MPI_I*
+ * entries, the request, the builders of the common calls, the hand-off,
+ * the end) in one section of the shim, so that a call runs through a few
+ * pages of instructions rather than across the library. Why: under the
+ * emulator (the test VM) every system call and interrupt switches page
+ * tables, which empties the emulated TLB and the translator's jump cache;
+ * the next return or call into another page then takes a lookup and a
+ * page walk, and the shim's part of a 1 MiB MPI_Ibcast (a few hundred
+ * instructions) read 4-30 us (docs/benchmarks-coll.md, ninth session).
+ */
+#define KP_COLL_TEXT __attribute__((section(".text.kp_coll")))
+
 /* Algorithm thresholds (bytes), chosen by size and rank count. */
 #define KP_BCAST_LARGE		(64 * 1024)	/* scatter + ring allgather above */
 #define KP_ALLREDUCE_LARGE	(32 * 1024)	/* reduce-scatter + allgather above */
 #define KP_ALLTOALL_PAIRWISE	(8 * 1024)	/* pairwise rounds from this block size */
 
 void kp_sched_init(struct kp_sched *s, int rank, int size);
+/*
+ * An emptied schedule for rank and size that keeps the room of its steps
+ * and of its list of temporaries (a kept object's, coll.c); the steps and
+ * temporaries themselves are gone (kp_sched_reset()).
+ */
+void kp_sched_reuse(struct kp_sched *s, int rank, int size);
+/* Frees the temporaries, empties the steps, keeps both arrays' room. */
+void kp_sched_reset(struct kp_sched *s);
 void kp_sched_free(struct kp_sched *s);		/* steps and temporaries */
 void kp_sched_drop_steps(struct kp_sched *s);	/* steps only (handed to the module) */
 void *kp_sched_tmp(struct kp_sched *s, size_t bytes);

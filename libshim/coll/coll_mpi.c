@@ -13,16 +13,17 @@
  */
 #include <stdlib.h>
 #include "coll.h"
+#include "dtype.h"
 
 #define IN_PLACE(b) ((const void *)(b) == (const void *)MPI_IN_PLACE)
 
-static bool bad_root(const struct kp_comm *c, int root)
+KP_COLL_TEXT static bool bad_root(const struct kp_comm *c, int root)
 {
 	return root < 0 || root >= c->size;
 }
 
 /* count elements per rank for all ranks do not fit an int: Open MPI's (rare) */
-static bool too_many(const struct kp_comm *c, int count)
+KP_COLL_TEXT static bool too_many(const struct kp_comm *c, int count)
 {
 	return (int64_t)count * c->size > INT32_MAX;
 }
@@ -44,17 +45,32 @@ static bool too_many(const struct kp_comm *c, int count)
 
 enum kp_coll_fam { KP_FAM_MOVE, KP_FAM_REDUCE };
 
-static bool small(enum kp_coll_fam fam, int count, MPI_Datatype type, int mult)
+/*
+ * The type's size from the shim's quick table (dtype.h) when the type is
+ * there (a hit means a valid type the shim has seen: filled by the
+ * module's path of an earlier call, cleared when the program frees the
+ * type), else from Open MPI as before, erroneous types included.
+ */
+KP_COLL_TEXT static bool small(enum kp_coll_fam fam, int count, MPI_Datatype type, int mult)
 {
+	const struct kp_quick_slot *q = &kp_quick[kp_type_bucket(type) & (KP_NQUICK - 1)];
 	uint64_t min = kp.coll_min;
-	int tsize;
+	int64_t tsize;
+	int isize;
 
 	if (kp.coll_min_auto)
 		min = fam == KP_FAM_REDUCE ? KP_COLL_MIN_REDUCE : KP_COLL_MIN_MOVE;
 	if (!min)
 		return false;
-	if (count < 0 || PMPI_Type_size(type, &tsize) != MPI_SUCCESS)
+	if (count < 0)
 		return false;	/* erroneous: the module's path reports it as before */
+	if (q->type == type && type != MPI_DATATYPE_NULL) {
+		tsize = q->t.size;
+	} else {
+		if (PMPI_Type_size(type, &isize) != MPI_SUCCESS)
+			return false;
+		tsize = isize;
+	}
 	return (uint64_t)count * (uint64_t)tsize * (uint64_t)mult < min;
 }
 
@@ -68,7 +84,7 @@ static size_t *sizes(int n, int arrays)
 	return p;
 }
 
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+KP_COLL_TEXT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
 	KP_GUARD();
 	struct kp_comm *c = kp_coll_comm(comm);
@@ -83,7 +99,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	return kp_coll_start(r, request);
 }
 
-int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+KP_COLL_TEXT int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
 	       MPI_Request *request)
 {
 	KP_GUARD();
@@ -102,7 +118,7 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 	return kp_coll_start(r, request);
 }
 
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+KP_COLL_TEXT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
 		   MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	KP_GUARD();
@@ -120,7 +136,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	return kp_coll_start(r, request);
 }
 
-int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+KP_COLL_TEXT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
 		int root, MPI_Comm comm, MPI_Request *request)
 {
 	KP_GUARD();
@@ -233,7 +249,7 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 
 /* ---- data movement: any datatype, packed where it is not one block ---- */
 
-int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+KP_COLL_TEXT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
 		  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	KP_GUARD();
@@ -259,7 +275,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	return kp_coll_start(r, request);
 }
 
-int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+KP_COLL_TEXT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
 		   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	KP_GUARD();

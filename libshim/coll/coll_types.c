@@ -10,11 +10,12 @@
  */
 #include "shim.h"
 #include "coll.h"
+#include "dtype.h"
 
 enum cls { C_NONE, C_INT, C_BYTE, C_FLOAT, C_BOOL, C_PAIR };
 
 /* An integer type of the given size, signed or not. */
-static int int_dt(int size, bool sign)
+KP_COLL_TEXT static int int_dt(int size, bool sign)
 {
 	switch (size) {
 	case 1: return sign ? KPROG_DT_INT8 : KPROG_DT_UINT8;
@@ -25,7 +26,7 @@ static int int_dt(int size, bool sign)
 	return 0;
 }
 
-static bool is_one_of(MPI_Datatype t, const MPI_Datatype *list, int n)
+KP_COLL_TEXT static bool is_one_of(MPI_Datatype t, const MPI_Datatype *list, int n)
 {
 	for (int i = 0; i < n; i++)
 		if (t == list[i])
@@ -34,7 +35,7 @@ static bool is_one_of(MPI_Datatype t, const MPI_Datatype *list, int n)
 }
 
 /* The module's type of @t and its class, or 0. */
-static int dtype_of(MPI_Datatype t, enum cls *cls)
+KP_COLL_TEXT static int dtype_of(MPI_Datatype t, enum cls *cls)
 {
 	static const MPI_Datatype sints[] = {
 		MPI_CHAR, MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG, MPI_LONG_LONG_INT,
@@ -93,7 +94,7 @@ static int dtype_of(MPI_Datatype t, enum cls *cls)
 }
 
 /* Bytes of one element of the module's type (kprog.h). */
-static size_t dt_bytes(int dt)
+KP_COLL_TEXT static size_t dt_bytes(int dt)
 {
 	switch (dt) {
 	case KPROG_DT_INT8: case KPROG_DT_UINT8: case KPROG_DT_BOOL: return 1;
@@ -106,13 +107,30 @@ static size_t dt_bytes(int dt)
 	return 0;
 }
 
-bool kp_coll_redop(MPI_Datatype type, MPI_Op op, struct kp_redop *ro)
+/*
+ * The last pair taken: a program reduces the same type with the same op
+ * call after call. Only predefined types and ops are ever taken, and
+ * their handles stay the same for the whole run, so the pair never goes
+ * stale; it saves the two Open MPI calls of a taken pair.
+ */
+static struct {
+	MPI_Datatype type;
+	MPI_Op op;
+	struct kp_redop ro;
+} last_taken;
+
+KP_COLL_TEXT bool kp_coll_redop(MPI_Datatype type, MPI_Op op, struct kp_redop *ro)
 {
 	enum cls cls;
-	int dt = dtype_of(type, &cls), kop = 0;
+	int dt, kop = 0;
 	MPI_Aint lb, extent;
 	bool ok;
 
+	if (type == last_taken.type && op == last_taken.op && last_taken.ro.esize) {
+		*ro = last_taken.ro;
+		return true;
+	}
+	dt = dtype_of(type, &cls);
 	if (!dt)
 		return false;
 	if (op == MPI_SUM) kop = KPROG_OP_SUM;
@@ -146,5 +164,9 @@ bool kp_coll_redop(MPI_Datatype type, MPI_Op op, struct kp_redop *ro)
 	ro->dtype = dt;
 	ro->op = kop;
 	ro->esize = (size_t)extent;
+	last_taken.type = type;
+	last_taken.op = op;
+	last_taken.ro = *ro;
+	kp_type_quick(type);	/* predefined: the size checks of the next calls find it (coll_mpi.c) */
 	return true;
 }

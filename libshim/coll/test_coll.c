@@ -465,6 +465,47 @@ static void t_bcast(int n)
 	sim_free(&m);
 }
 
+/*
+ * A kept object's schedule (coll.c, coll_get()): emptied with the room of
+ * its arrays kept (its temporaries freed: the sanitizer's leak check),
+ * and the next build the same as a fresh schedule's.
+ */
+static void t_reuse(int n)
+{
+	struct kp_sched s, f;
+	struct kp_redop ro = rand_redop();
+	size_t count = 1 + rand_bytes(KP_ALLREDUCE_LARGE) / ro.esize;
+	size_t bytes = 1 + rand_bytes(KP_BCAST_LARGE);
+	int r = rand() % n, r2 = rand() % n, root = rand() % n;
+	unsigned char *buf = malloc(count * ro.esize > bytes ? count * ro.esize : bytes);
+	struct kprog_coll_step *steps;
+	uint32_t cap, tmpcap;
+
+	kp_sched_init(&s, r, n);
+	kp_build_allreduce(&s, NULL, buf, count, &ro);	/* in place: a temporary when n > 1 */
+	EXPECT(!s.oom && (n == 1 || s.ntmp > 0), "allreduce n=%d count=%zu: steps %u, temporaries %u",
+	       n, count, s.n, s.ntmp);
+	steps = s.steps;
+	cap = s.cap;
+	tmpcap = s.tmpcap;
+	kp_sched_reuse(&s, r2, n);
+	EXPECT(s.n == 0 && s.ntmp == 0 && s.rank == r2 && s.size == n && s.round == 0 &&
+	       !s.round_used && !s.oom, "reused schedule is empty");
+	EXPECT(s.steps == steps && s.cap == cap && s.tmpcap == tmpcap,
+	       "reused schedule keeps its arrays' room");
+	kp_build_bcast(&s, buf, bytes, root);
+	kp_sched_init(&f, r2, n);
+	kp_build_bcast(&f, buf, bytes, root);
+	EXPECT(s.n == f.n && (!f.n || !memcmp(s.steps, f.steps, f.n * sizeof(*f.steps))) &&
+	       s.round == f.round, "bcast n=%d bytes=%zu root=%d rank %d: reused %u steps, fresh %u",
+	       n, bytes, root, r2, s.n, f.n);
+	kp_sched_reset(&s);
+	EXPECT(s.n == 0 && s.ntmp == 0 && (n == 1 || s.steps), "reset schedule is empty, keeps its steps' room");
+	kp_sched_free(&s);
+	kp_sched_free(&f);
+	free(buf);
+}
+
 /* allreduce, reduce, scan, exscan */
 enum red_kind { RK_ALLREDUCE, RK_REDUCE, RK_SCAN, RK_EXSCAN };
 
@@ -804,6 +845,7 @@ int main(int argc, char **argv)
 		for (int n = 1; n <= MAXR; n++) {
 			t_barrier(n);
 			t_bcast(n);
+			t_reuse(n);
 			for (int k = RK_ALLREDUCE; k <= RK_EXSCAN; k++)
 				t_reduction(n, k);
 			t_reduce_scatter(n);
