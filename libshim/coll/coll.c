@@ -75,8 +75,8 @@ static void coll_free(struct kp_req *r);
  * Ended collectives' objects, kept for the next calls with the room of
  * their steps and unpack lists: a collective then makes no call into the
  * C library's allocator from its start to its end (the typical one has no
- * temporaries). Under the emulator each such call after the start's or
- * the ring's system call walks cold pages (KP_COLL_TEXT says why); natively
+ * temporaries). Under the emulator each such call after the start's
+ * system call or the computation walks cold pages (KP_COLL_TEXT says why); natively
  * it saves two allocations and frees per collective. Under the shim's lock
  * like every list of requests.
  */

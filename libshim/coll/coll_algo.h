@@ -31,11 +31,12 @@ struct kp_sched {
  * entries, the request, the builders of the common calls, the hand-off,
  * the end) in one section of the shim, so that a call runs through a few
  * pages of instructions rather than across the library. Why: under the
- * emulator (the test VM) every system call and interrupt switches page
- * tables, which empties the emulated TLB and the translator's jump cache;
- * the next return or call into another page then takes a lookup and a
- * page walk, and the shim's part of a 1 MiB MPI_Ibcast (a few hundred
- * instructions) read 4-30 us (docs/benchmarks-coll.md, ninth session).
+ * emulator (the test VM) the kernel's code that runs between two calls
+ * (the ioctl, interrupts) takes over the emulated TLB and the
+ * translator's jump cache; each return or call into another page then
+ * takes a lookup and a page walk, and the shim's part of a 1 MiB
+ * MPI_Ibcast (a few hundred instructions) read 4-30 us
+ * (docs/benchmarks-coll.md, ninth session).
  */
 #define KP_COLL_TEXT __attribute__((section(".text.kp_coll")))
 
