@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +139,13 @@ bool kp_cpu_queue_open(void)
 		loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
 	online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	return loadavg_fd >= 0 && online_cpus > 0 && kp_cpu_queue() != INT32_MIN;
+}
+
+uint32_t kp_cpu_here(void)
+{
+	int cpu = sched_getcpu();
+
+	return cpu < 0 ? 0 : (uint32_t)cpu + 1;
 }
 
 int kp_cpu_runnable(void)

@@ -30,6 +30,12 @@ int kp_cpu_queue(void);
 /* Tasks running or runnable on the machine now (the caller included); -1 if unknown */
 int kp_cpu_runnable(void);
 void kp_cpu_queue_close(void);
+/*
+ * The CPU the calling thread runs on now + 1, 0 if unknown: sched_getcpu(),
+ * which glibc answers from the thread's rseq area or the vDSO, without a
+ * system call.
+ */
+uint32_t kp_cpu_here(void);
 /* The running and runnable threads now, " PID/TID(COMM)" each, into buf; how many */
 int kp_cpu_runnable_names(char *buf, size_t len);
 

@@ -35,6 +35,7 @@
 #include "shim.h"
 #include "dtype.h"
 #include "chan.h"
+#include "cpus.h"
 
 enum { PEER_UNKNOWN, PEER_NONE, PEER_MAPPED };
 
@@ -359,6 +360,12 @@ KP_HOT void kp_fast_kick(int w)
 	}
 }
 
+uint32_t kp_fast_waiter_of(const struct kp_comm *c, int dest)
+{
+	/* a send to dest went through its channel: mapped */
+	return __atomic_load_n(&peers[c->c2w[dest]].tx.h->waiter_cpu, __ATOMIC_RELAXED);
+}
+
 bool kp_fast_closed(int w)
 {
 	return peers[w].state == PEER_MAPPED &&
@@ -623,21 +630,14 @@ int kp_fast_recv_now(struct kp_comm *c, void *buf, int count, MPI_Datatype type,
  * spin limit, with no request object. 0: use the general path (something
  * arrived through the kernel, or the limit passed).
  */
-int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
-		      int tag, MPI_Status *st, int *err)
+static int recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int w,
+		     int tag, MPI_Status *st, int *err, uint32_t *cpu1)
 {
 	struct kprog_chan_rec *rec;
 	unsigned int n, every;
 	uint64_t t0, now, delay0 = 0;
 	uint32_t ev;
-	int w;
 
-	/* threads: spinning here would hold the shim's lock (lock.c) */
-	if (!fast_on || source < 0 || uhead || kp_deferred_recvs() || kp.mt)
-		return 0;
-	w = c->c2w[source];
-	if (peers[w].state != PEER_MAPPED)
-		return 0;
 	ev = __atomic_load_n(&kp.ring->events, __ATOMIC_ACQUIRE);
 	t0 = kp_wp_cur ? kp_wp_t0 : kp_ticks();	/* the profiler read it on entry */
 	kp_fast_spin_t0 = t0;	/* the receive's start, for the profiler (p2p.c) */
@@ -672,10 +672,43 @@ int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type
 			if (kp_ticks_ns(tk - t0) >= kp_spin_limit(&kp.spin, now))
 				return 0;
 			/* oversubscribed: the sender may be runnable on this CPU (spin.h) */
-			if (kp_spin_may_yield(&kp.spin, now))
+			if (kp_spin_may_yield(&kp.spin, now)) {
 				kp_spin_yield(now, &delay0);
+				/* a yield may have moved us: tell the sender (spin.h) */
+				if (KP_SPIN_SEND_YIELD == 3 && *cpu1) {
+					uint32_t here = kp_cpu_here();
+
+					if (here != *cpu1) {
+						*cpu1 = here;
+						__atomic_store_n(&peers[w].rx.h->waiter_cpu, here,
+								 __ATOMIC_RELAXED);
+					}
+				}
+			}
 		}
 	}
+}
+
+int kp_fast_recv_spin(struct kp_comm *c, void *buf, int count, MPI_Datatype type, int source,
+		      int tag, MPI_Status *st, int *err)
+{
+	uint32_t cpu1 = 0;
+	int w, res;
+
+	/* threads: spinning here would hold the shim's lock (lock.c) */
+	if (!fast_on || source < 0 || uhead || kp_deferred_recvs() || kp.mt)
+		return 0;
+	w = c->c2w[source];
+	if (peers[w].state != PEER_MAPPED)
+		return 0;
+	if (!kp_waiter_pub())
+		return recv_spin(c, buf, count, type, w, tag, st, err, &cpu1);
+	/* the same-CPU hand-over (spin.h KP_SPIN_SEND_YIELD 3): where we wait */
+	cpu1 = kp_cpu_here();
+	__atomic_store_n(&peers[w].rx.h->waiter_cpu, cpu1, __ATOMIC_RELAXED);
+	res = recv_spin(c, buf, count, type, w, tag, st, err, &cpu1);
+	__atomic_store_n(&peers[w].rx.h->waiter_cpu, 0, __ATOMIC_RELAXED);
+	return res;
 }
 
 void kp_fast_dump(void)
@@ -1044,6 +1077,34 @@ void kp_fast_waiting(bool on)
 		__atomic_store_n(&peers[active[i]].rx.h->waiting, on ? 1 : 0, __ATOMIC_RELAXED);
 	/* The flag before the last look at the channels: pairs with the senders' fence. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * The CPU + 1 this rank waits on, to the senders whose records the wait
+ * may take (kp_waiter_pub(): the same set as the kicks of
+ * kp_fast_waiting(), narrowed to the wait's sources when they are known),
+ * 0: the wait is over. Written when the wait starts and when the
+ * scheduler moved us (the caller reads the CPU with the clock), not at
+ * every poll: each write moves the header's line, which the senders read.
+ */
+static uint32_t waiter_pub;	/* what kp_fast_waiter() published last */
+
+void kp_fast_waiter(uint32_t cpu1)
+{
+	bool narrow;
+	int i;
+
+	if (!fast_on || cpu1 == waiter_pub)
+		return;
+	narrow = cpu1 && want_narrow && want_mark();
+	for (i = 0; i < nactive; i++) {
+		uint32_t *p = &peers[active[i]].rx.h->waiter_cpu;
+		uint32_t v = narrow && !want[active[i]] ? 0 : cpu1;
+
+		if (__atomic_load_n(p, __ATOMIC_RELAXED) != v)
+			__atomic_store_n(p, v, __ATOMIC_RELAXED);
+	}
+	waiter_pub = cpu1;
 }
 
 /* ---- probes ---- */

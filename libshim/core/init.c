@@ -653,13 +653,14 @@ void kp_shutdown(void)
 			       (unsigned long long)f->drains, (unsigned long long)f->kicks,
 			       (unsigned long long)f->full, (unsigned long long)f->full_fallback);
 		}
-		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu; crowded %llu times%s; yields %llu, lost %llu, long but to our ranks %llu; spun on with CPUs free %llu, ended so %llu)",
+		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu; crowded %llu times%s; yields %llu, lost %llu, long but to our ranks %llu; spun on with CPUs free %llu, ended so %llu; sends that yielded %llu)",
 		       (unsigned long long)kp.spin.waits, (unsigned long long)kp.spin.slept,
 		       (unsigned long long)kp.spin.limit_ns / 1000,
 		       (unsigned long long)kp.spin.grew, (unsigned long long)kp.spin.shrank,
 		       (unsigned long long)kp.spin.crowded_times, kp.spin.crowded ? ", now" : "",
 		       (unsigned long long)kp.spin.yields, (unsigned long long)kp.spin.yields_lost,
-		       (unsigned long long)kp.spin.yields_own, (unsigned long long)kp.spin.alone, (unsigned long long)kp.spin.alone_ended);
+		       (unsigned long long)kp.spin.yields_own, (unsigned long long)kp.spin.alone, (unsigned long long)kp.spin.alone_ended,
+		       (unsigned long long)kp.spin.handovers);
 		kp_progress_hook(false);
 		kp_log(1, "rendezvous sends through channels: %llu", (unsigned long long)kp_rts_sent());
 		if (kp.coll) {

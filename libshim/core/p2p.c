@@ -153,7 +153,8 @@ KP_HOT static int send_blocking(const void *buf, int count, MPI_Datatype type, i
 	if (send_now(buf, count, type, dest, tag, c, mode)) {
 		/* the receiver may wait on this CPU */
 		if (KP_SPIN_SEND_YIELD)
-			kp_spin_handover(kp_fast_stats()->kicks != kicks);
+			kp_spin_handover(kp_fast_stats()->kicks != kicks,
+					 kp_waiter_pub() ? kp_fast_waiter_of(c, dest) : 0);
 		return MPI_SUCCESS;
 	}
 	rc = isend(buf, count, type, dest, tag, c, mode, true, &r);

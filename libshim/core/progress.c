@@ -180,17 +180,22 @@ static uint64_t idle_ns(const struct kp_wait *w, uint64_t now)
  * Tells the module on which CPU this process waits (kprog_ring_hdr
  * .waiter_cpu): a rendezvous copy for us is then queued there, where it
  * takes time from our spinning rather than from a peer that computes.
- * Refreshed at every clock read, as the scheduler may move us.
+ * The senders of our channels learn it too (kp_waiter_pub(): spin.h
+ * KP_SPIN_SEND_YIELD 3). Refreshed at every clock read, as the scheduler
+ * may move us.
  */
 static void advertise_waiter(void)
 {
-	int cpu;
+	bool ring = kp.waiter && kp.ring, pub = kp_waiter_pub();
+	uint32_t cpu1;
 
-	if (!kp.waiter || !kp.ring)
+	if (!ring && !pub)
 		return;
-	cpu = sched_getcpu();
-	__atomic_store_n(&kp.ring->waiter_cpu, cpu < 0 ? 0 : (uint32_t)cpu + 1,
-			 __ATOMIC_RELAXED);
+	cpu1 = kp_cpu_here();
+	if (ring)
+		__atomic_store_n(&kp.ring->waiter_cpu, cpu1, __ATOMIC_RELAXED);
+	if (pub)
+		kp_fast_waiter(cpu1);	/* writes only when it changed */
 }
 
 /*
@@ -310,6 +315,7 @@ void kp_wait_end(struct kp_wait *w)
 	stretch_end(w, kp_clock_ns());
 	if (kp.ring)
 		__atomic_store_n(&kp.ring->waiter_cpu, 0, __ATOMIC_RELAXED);
+	kp_fast_waiter(0);	/* nothing when nothing was published */
 }
 
 /*

@@ -339,7 +339,7 @@ void kp_progress_hook(bool on);		/* run kp_progress in opal_progress */
 void kp_wait_step(struct kp_wait *w, bool ompi_pending);
 void kp_wait_end(struct kp_wait *w);	/* the wait is over: adapt the spin */
 void kp_spin_yield(uint64_t now, uint64_t *delay0);	/* a timed yield of a shared-case spin */
-void kp_spin_handover(bool kicked);	/* oversubscribed: a yield after a blocking send */
+void kp_spin_handover(bool kicked, uint32_t waiter);	/* oversubscribed: a yield after a blocking send */
 void kp_wait_one(struct kp_req *r);	/* until r is complete */
 
 /* ---- fast path (fast.c) ---- */
@@ -386,6 +386,19 @@ void kp_fast_waiting(bool on);		/* ask senders to kick us */
 bool kp_fast_want_recv(const struct kp_req *r);	/* r needs only its source's kicks */
 void kp_fast_want(bool narrow);		/* the wait's requests all do: fewer kicks */
 void kp_fast_kick(int w);		/* after a record to w: wake it if it sleeps */
+/*
+ * The same-CPU hand-over (spin.h KP_SPIN_SEND_YIELD 3): while this rank
+ * waits for a message it tells the senders of its channels the CPU it
+ * waits on (kprog_chan_dir.waiter_cpu); a blocking send whose receiver
+ * waits on the sender's own CPU yields to it. Oversubscribed and single-
+ * threaded only: elsewhere nobody yields, so nobody publishes either.
+ */
+static inline bool kp_waiter_pub(void)
+{
+	return KP_SPIN_SEND_YIELD == 3 && kp.spin.oversub && !kp.mt;
+}
+void kp_fast_waiter(uint32_t cpu1);	/* a wait's CPU + 1 to its senders, 0: over */
+uint32_t kp_fast_waiter_of(const struct kp_comm *c, int dest);	/* dest's, after a send to it */
 struct kp_dir *kp_fast_tx(int w);	/* the channel to w to write in, or NULL */
 void kp_fast_krecv(bool on);		/* the krecv hint: receives in the kernel */
 /* ---- rendezvous sends through channels (rts.c) ---- */

@@ -110,8 +110,13 @@ _Static_assert((KP_SPIN_YIELD_POLLS & (KP_SPIN_YIELD_POLLS - 1)) == 0, "a power 
 /*
  * Oversubscribed, a blocking send that completed at once yields once
  * (kp_spin_handover(), spin_yield.c): 1 after every such send, 2 only
- * after one that woke its receiver from a sleep in the kernel (a kick);
- * 0: it does not (the rule before).
+ * after one that woke its receiver from a sleep in the kernel (a kick),
+ * 3 only when its receiver waits on this very CPU (the channel's
+ * kprog_chan_dir.waiter_cpu, which a receiver sets while it waits:
+ * fast.c); 0: it does not (the rule before). A yield helps only a
+ * receiver that is runnable behind us on our CPU: 1 and 2 also yielded
+ * when it waited on another CPU, or computed (docs/apps.md, seventh and
+ * ninth sessions).
  */
 #ifndef KP_SPIN_SEND_YIELD
 #define KP_SPIN_SEND_YIELD 0
@@ -187,6 +192,7 @@ struct kp_spin {
 	/* statistics, for KPROG_VERBOSE */
 	uint64_t waits, slept, grew, shrank, crowded_times, yields, yields_lost;
 	uint64_t yields_own;	/* long yields with no other job's task runnable: not lost */
+	uint64_t handovers;	/* blocking sends that yielded (KP_SPIN_SEND_YIELD) */
 	uint64_t alone, alone_ended;	/* spun on past the limit (CPUs free); ended so, no sleep */
 };
 
@@ -198,13 +204,18 @@ static inline bool kp_spin_may_yield(const struct kp_spin *s, uint64_t now)
 
 /*
  * Does a blocking send that completed at once yield (kp_spin_handover())?
- * Oversubscribed only: crowded by another job, the task behind us is not
- * our receiver.
+ * @mode: KP_SPIN_SEND_YIELD; @kicked: the send woke its receiver;
+ * @waiter: the receiver's CPU + 1 (its channel's waiter_cpu, 0: it does
+ * not wait); @here: ours + 1 (0: unknown). Oversubscribed only: crowded
+ * by another job, the task behind us is not our receiver; and not while
+ * the yields are off after a lost one.
  */
-static inline bool kp_spin_hands_over(const struct kp_spin *s, uint64_t now, bool kicked)
+static inline bool kp_spin_hands_over(const struct kp_spin *s, uint64_t now, int mode,
+				      bool kicked, uint32_t waiter, uint32_t here)
 {
-	return (KP_SPIN_SEND_YIELD == 1 || (KP_SPIN_SEND_YIELD == 2 && kicked)) && s->oversub &&
-	       kp_spin_may_yield(s, now);
+	bool want = mode == 1 || (mode == 2 && kicked) || (mode == 3 && waiter && waiter == here);
+
+	return want && s->oversub && kp_spin_may_yield(s, now);
 }
 
 /* The spin limit now: shorter while yields are off after a lost one. */

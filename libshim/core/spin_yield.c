@@ -67,15 +67,26 @@ void kp_spin_yield(uint64_t now, uint64_t *delay0)
  * session: grid's and pw.x's BLACS chains, where every plain MPI_Send
  * handed the CPU over and the shim's never did). Timed like the spin's
  * yields, so that one lost to another job's task turns them off too.
- * @kicked: the send woke its receiver (spin.h KP_SPIN_SEND_YIELD 2).
+ * @kicked: the send woke its receiver (spin.h KP_SPIN_SEND_YIELD 2);
+ * @waiter: the receiver's CPU + 1 from its channel (KP_SPIN_SEND_YIELD 3:
+ * yield only when that is this CPU; 0 its receiver does not wait, and then
+ * our own CPU is not even read).
  */
-void kp_spin_handover(bool kicked)
+void kp_spin_handover(bool kicked, uint32_t waiter)
 {
 	uint64_t now, delay0 = 0;
+	uint32_t here = 0;
 
 	if (!KP_SPIN_SEND_YIELD || !kp.spin.oversub || kp.mt)
 		return;
+	if (KP_SPIN_SEND_YIELD == 3) {
+		if (!waiter)
+			return;
+		here = kp_cpu_here();
+	}
 	now = kp_clock_ns();
-	if (kp_spin_hands_over(&kp.spin, now, kicked))
+	if (kp_spin_hands_over(&kp.spin, now, KP_SPIN_SEND_YIELD, kicked, waiter, here)) {
+		kp.spin.handovers++;
 		kp_spin_yield(now, &delay0);
+	}
 }

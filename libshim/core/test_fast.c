@@ -8,7 +8,9 @@
  * (clock.c, clock.h). Last line "N passed, N failed".
  */
 #define _GNU_SOURCE	/* gettid() */
+#include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <stdint.h>
@@ -70,6 +72,18 @@ static struct kprog_chan_rec *nth(struct region *r, int n, uint64_t *pos_out)
 		}
 	}
 	return NULL;
+}
+
+/* The header's layout: naming a word of the padding moved nothing (the ABI) */
+static void test_layout(void)
+{
+	EXPECT(sizeof(struct kprog_chan_dir) == 256 && sizeof(struct kprog_chan_hdr) == 512 &&
+	       offsetof(struct kprog_chan_dir, cons) == 64 &&
+	       offsetof(struct kprog_chan_dir, waiting) == 128 &&
+	       offsetof(struct kprog_chan_dir, krecv) == 132 &&
+	       offsetof(struct kprog_chan_dir, waiter_cpu) == 136 &&
+	       offsetof(struct kprog_chan_dir, closed) == 192,
+	       "struct kprog_chan_dir: 256 bytes, waiter_cpu in the receiver's line, closed at 192");
 }
 
 static void test_records(void)
@@ -368,24 +382,62 @@ static void test_spin(void)
 	EXPECT(!kp_spin_may_yield(&s, 0) && kp_spin_limit(&s, 0) == 5000000,
 	       "dedicated: the rule does not touch the dedicated spin");
 
-	/* the yield after a blocking send: oversubscribed, yields not off */
+	/* the yield after a blocking send: oversubscribed, yields not off (modes: KP_SPIN_SEND_YIELD) */
 	kp_spin_init(&s, -1, 1, 1000, 50);
 	kp_spin_oversub(&s, -1, 8);
-	EXPECT(kp_spin_hands_over(&s, 1000000, true) == (KP_SPIN_SEND_YIELD != 0) &&
-	       kp_spin_hands_over(&s, 1000000, false) == (KP_SPIN_SEND_YIELD == 1),
-	       "oversubscribed: a send hands the CPU over (2: only after a kick)");
+	EXPECT(!kp_spin_hands_over(&s, 1000000, 0, true, 2, 2) &&
+	       kp_spin_hands_over(&s, 1000000, 1, false, 0, 0) &&
+	       kp_spin_hands_over(&s, 1000000, 2, true, 0, 0) &&
+	       !kp_spin_hands_over(&s, 1000000, 2, false, 2, 2),
+	       "oversubscribed: 0 never yields, 1 after every send, 2 only after a kick");
+	EXPECT(kp_spin_hands_over(&s, 1000000, 3, false, 2, 2) &&
+	       kp_spin_hands_over(&s, 1000000, 3, true, 1, 1),
+	       "3: the receiver waits on this CPU: the send yields (kicked or not)");
+	EXPECT(!kp_spin_hands_over(&s, 1000000, 3, true, 1, 2) &&
+	       !kp_spin_hands_over(&s, 1000000, 3, false, 2, 1),
+	       "3: the receiver waits on another CPU: no yield");
+	EXPECT(!kp_spin_hands_over(&s, 1000000, 3, true, 0, 1) &&
+	       !kp_spin_hands_over(&s, 1000000, 3, true, 0, 0) &&
+	       !kp_spin_hands_over(&s, 1000000, 3, true, 2, 0),
+	       "3: the receiver does not wait (0), or our CPU is unknown: no yield");
 	s.noyield_until = 2000000;
-	EXPECT(!kp_spin_hands_over(&s, 1000000, true) &&
-	       kp_spin_hands_over(&s, 2000000, true) == (KP_SPIN_SEND_YIELD != 0),
-	       "not while the yields are off after a lost one");
+	EXPECT(!kp_spin_hands_over(&s, 1000000, 1, true, 0, 0) &&
+	       !kp_spin_hands_over(&s, 1000000, 3, true, 2, 2) &&
+	       kp_spin_hands_over(&s, 2000000, 1, true, 0, 0) &&
+	       kp_spin_hands_over(&s, 2000000, 3, true, 2, 2),
+	       "not while the yields are off after a lost one, again after");
+	/* the lost-yield rule itself turns the same-CPU hand-over off */
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_oversub(&s, -1, 8);
+	kp_spin_yielded(&s, 3000000, 3000000 + 4000000, 3900000, 10);
+	EXPECT(s.yields_lost == 1 && !kp_spin_hands_over(&s, 7100000, 3, false, 2, 2) &&
+	       kp_spin_hands_over(&s, 7000000 + KP_SPIN_NOYIELD_NS, 3, false, 2, 2),
+	       "3: a yield lost to another job's task stops it for KP_SPIN_NOYIELD_NS");
+	kp_spin_yielded(&s, 7000000 + KP_SPIN_NOYIELD_NS, 11000000 + KP_SPIN_NOYIELD_NS, 3900000, 8);
+	EXPECT(s.yields_lost == 1 && kp_spin_hands_over(&s, 11100000 + KP_SPIN_NOYIELD_NS, 3, false, 2, 2),
+	       "3: a long yield to one of our own ranks does not");
 	kp_spin_init(&s, -1, 1, 1000, 50);
 	kp_spin_dedicate(&s, 5000);
 	kp_spin_watch_start(&s, 5, 1000000000ull, 0);
 	kp_spin_watch(&s, 1100000000ull, 50000000);
-	EXPECT(s.crowded && s.yield && !kp_spin_hands_over(&s, 1100000000ull, true),
+	EXPECT(s.crowded && s.yield && !kp_spin_hands_over(&s, 1100000000ull, 1, true, 2, 2) &&
+	       !kp_spin_hands_over(&s, 1100000000ull, 3, true, 2, 2),
 	       "crowded by another job: no yield after a send");
 	kp_spin_init(&s, -1, 1, 1000, 50);
-	EXPECT(!kp_spin_hands_over(&s, 0, true), "neither: none");
+	EXPECT(!kp_spin_hands_over(&s, 0, 1, true, 2, 2) && !kp_spin_hands_over(&s, 0, 3, true, 2, 2),
+	       "neither oversubscribed nor crowded: none");
+	kp_spin_init(&s, -1, 1, 1000, 50);
+	kp_spin_dedicate(&s, 5000);
+	EXPECT(!kp_spin_hands_over(&s, 0, 3, true, 2, 2), "dedicated: none");
+	{
+		uint32_t here = kp_cpu_here();
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		EXPECT(sched_getaffinity(0, sizeof(set), &set) == 0 && here >= 1 &&
+		       CPU_ISSET(here - 1, &set),
+		       "kp_cpu_here(): a CPU we may run on, + 1 (%u)", here);
+	}
 
 	/* a dedicated node that another job crowds, and that clears again */
 	kp_spin_init(&s, -1, 1, 1000, 50);
@@ -597,6 +649,7 @@ static void test_clock(void)
 
 int main(void)
 {
+	test_layout();
 	test_records();
 	test_release_taken();
 	test_copy();

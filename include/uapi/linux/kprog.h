@@ -579,7 +579,14 @@ struct kprog_chan_dir {
 	 * rendezvous record (struct kprog_chan_rts).
 	 */
 	__u32 krecv;
-	__u32 __pad2[14];
+	/*
+	 * Receiver, a hint: the CPU + 1 it waits on for a message of this
+	 * direction (0: not waiting, or not said). A sender whose CPU it is
+	 * may hand the CPU over after publishing a record. Only the two
+	 * processes read it; the kernel ignores it.
+	 */
+	__u32 waiter_cpu;
+	__u32 __pad2[13];
 	__u32 closed;		/* kernel: an endpoint of the pair left */
 	__u32 __pad3[15];
 };
