@@ -53,7 +53,7 @@ enum kp_coll_fam { KP_FAM_MOVE, KP_FAM_REDUCE };
  */
 KP_COLL_TEXT static bool small(enum kp_coll_fam fam, int count, MPI_Datatype type, int mult)
 {
-	const struct kp_quick_slot *q = &kp_quick[kp_type_bucket(type) & (KP_NQUICK - 1)];
+	const struct kp_quick_type *q = kp_type_quick_peek(type);
 	uint64_t min = kp.coll_min;
 	int64_t tsize;
 	int isize;
@@ -64,8 +64,8 @@ KP_COLL_TEXT static bool small(enum kp_coll_fam fam, int count, MPI_Datatype typ
 		return false;
 	if (count < 0)
 		return false;	/* erroneous: the module's path reports it as before */
-	if (q->type == type && type != MPI_DATATYPE_NULL) {
-		tsize = q->t.size;
+	if (q) {
+		tsize = q->size;
 	} else {
 		if (PMPI_Type_size(type, &isize) != MPI_SUCCESS)
 			return false;

@@ -28,6 +28,7 @@ enum kp_cp_point {
 };
 
 #ifdef KP_COLL_PROF
+#define KP_CP_ON 1
 extern uint64_t kp_cp_t[KP_CP_N];
 extern unsigned int kp_cp_loops;	/* kp_wait_one() steps of the wait */
 static inline void kp_cp(int p)
@@ -44,6 +45,7 @@ void kp_cp_report(int rank);	/* at finalize, to stderr */
 #define KP_CP_WAIT_DONE() kp_cp_wait_done()
 #define KP_CP_REPORT(rank) kp_cp_report(rank)
 #else
+#define KP_CP_ON 0
 #define KP_CP(p) ((void)0)
 #define KP_CP_IF(cond, p) ((void)0)
 #define KP_CP_LOOP() ((void)0)

@@ -60,13 +60,19 @@ static inline unsigned int kp_type_bucket(MPI_Datatype type)
 
 const struct kp_quick_type *kp_type_quick_fill(MPI_Datatype type);
 
-static inline const struct kp_quick_type *kp_type_quick(MPI_Datatype type)
+/* The quick table's entry of type if it is there, else NULL (no fill). */
+static inline const struct kp_quick_type *kp_type_quick_peek(MPI_Datatype type)
 {
 	struct kp_quick_slot *q = &kp_quick[kp_type_bucket(type) & (KP_NQUICK - 1)];
 
-	if (q->type == type && type != MPI_DATATYPE_NULL)
-		return &q->t;
-	return kp_type_quick_fill(type);
+	return q->type == type && type != MPI_DATATYPE_NULL ? &q->t : NULL;
+}
+
+static inline const struct kp_quick_type *kp_type_quick(MPI_Datatype type)
+{
+	const struct kp_quick_type *q = kp_type_quick_peek(type);
+
+	return q ? q : kp_type_quick_fill(type);
 }
 /* Segments of count elements; returns the merged count, stops at max. */
 size_t kp_layout_iov(const struct kp_layout *l, const void *buf, int count,

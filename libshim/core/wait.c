@@ -74,20 +74,16 @@ int kp_mpi_wait(MPI_Request *req, MPI_Status *status)
 		kp_status_empty(status);
 		return MPI_SUCCESS;
 	}
-#ifdef KP_COLL_PROF
-	bool prof = r->kind == KR_COLL;
+	bool prof = KP_CP_ON && r->kind == KR_COLL;	/* r may be gone at the end */
 
 	KP_CP_IF(prof, KP_CP_W_ENTRY);
-#endif
 	kp_wait_one(r);
 	rc = kp_req_finish(req, status, false, &ec);
 	rc = kp_err(ec, rc);
-#ifdef KP_COLL_PROF
 	if (prof) {
 		KP_CP(KP_CP_W_END);
 		KP_CP_WAIT_DONE();
 	}
-#endif
 	return rc;
 }
 
