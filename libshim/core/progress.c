@@ -315,7 +315,8 @@ void kp_wait_end(struct kp_wait *w)
 	stretch_end(w, kp_clock_ns());
 	if (kp.ring)
 		__atomic_store_n(&kp.ring->waiter_cpu, 0, __ATOMIC_RELAXED);
-	kp_fast_waiter(0);	/* nothing when nothing was published */
+	if (KP_SPIN_SEND_YIELD == 3)	/* the hand-over's build only */
+		kp_fast_waiter(0);	/* nothing when nothing was published */
 }
 
 /*
