@@ -44,18 +44,13 @@ KP_COLL_TEXT void kp_sched_reuse(struct kp_sched *s, int rank, int size)
 	s->tmpcap = tmpcap;
 }
 
-void kp_sched_drop_steps(struct kp_sched *s)
-{
-	free(s->steps);
-	s->steps = NULL;
-	s->n = s->cap = 0;
-}
-
 void kp_sched_free(struct kp_sched *s)
 {
 	uint32_t i;
 
-	kp_sched_drop_steps(s);
+	free(s->steps);
+	s->steps = NULL;
+	s->n = s->cap = 0;
 	for (i = 0; i < s->ntmp; i++)
 		free(s->tmps[i]);
 	free(s->tmps);

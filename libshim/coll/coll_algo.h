@@ -55,7 +55,6 @@ void kp_sched_reuse(struct kp_sched *s, int rank, int size);
 /* Frees the temporaries, empties the steps, keeps both arrays' room. */
 void kp_sched_reset(struct kp_sched *s);
 void kp_sched_free(struct kp_sched *s);		/* steps and temporaries */
-void kp_sched_drop_steps(struct kp_sched *s);	/* steps only (handed to the module) */
 void *kp_sched_tmp(struct kp_sched *s, size_t bytes);
 /* Steps; zero-length copies and reductions are left out. */
 void kp_sched_send(struct kp_sched *s, int peer, const void *src, size_t len);
