@@ -66,6 +66,14 @@ struct kprog_chan {
 	u32 ring_bytes;
 	u32 max_msg;
 	struct mutex drain_lock[2];	/* one per direction */
+	/*
+	 * Per direction, under its drain_lock: every record from @cons (as
+	 * it was then, drained_cons) up to drained was found not NEW, or was
+	 * taken, by the last drain; none becomes NEW again before @cons
+	 * passes it. So drains for the sender, which do not release, do not
+	 * walk them again.
+	 */
+	u64 drained[2], drained_cons[2];
 	bool broken[2];
 };
 
@@ -400,9 +408,19 @@ static int kprog_chan_take(const struct kprog_chan_snap *s,
 	return 0;
 }
 
-/* Drains direction @d of @ch into @dst, which is @ch->rank[1 - d]. */
+/*
+ * Drains direction @d of @ch into @dst, which is @ch->rank[1 - d]. With
+ * @release (a call of @dst itself) @cons then moves past what is done.
+ * A drain for the sender (its post through the kernel, KPROG_DRAIN_TO, its
+ * departure) leaves @cons where it is: the receiving process may be
+ * between finding a NEW record and taking it, and a @cons moved
+ * meanwhile would let the producer write a new NEW record at the same
+ * place, which its take would then get instead (a message lost, another
+ * in a receive that did not match it). The receiver releases the records
+ * drained so, in its next poll or system call that drains.
+ */
 static int kprog_chan_drain_dir(struct kprog_chan *ch, int d,
-				struct kprog_ep *dst)
+				struct kprog_ep *dst, bool release)
 {
 	struct kprog_chan_dir *h = kprog_chan_dir(ch, d);
 	void *ring = kprog_chan_ring(ch, d);
@@ -418,7 +436,13 @@ static int kprog_chan_drain_dir(struct kprog_chan *ch, int d,
 	prod = smp_load_acquire(&h->prod);
 	if (prod - cons > ch->ring_bytes || (cons | prod) % KPROG_CHAN_REC_ALIGN)
 		goto broken;
-	for (pos = cons; pos != prod; pos += s.size) {
+	/* from where the last drain ended, unless @cons passed it since */
+	pos = ch->drained[d];
+	if (cons - ch->drained_cons[d] > pos - ch->drained_cons[d] ||
+	    pos - cons > prod - cons)
+		pos = cons;
+	ch->drained_cons[d] = cons;
+	for (; pos != prod; pos += s.size) {
 		if (!kprog_chan_snap(ch, ring, pos, prod, &s))
 			goto broken;
 		if (s.flags & KPROG_REC_PAD ||
@@ -430,7 +454,9 @@ static int kprog_chan_drain_dir(struct kprog_chan *ch, int d,
 		if (err)
 			break;
 	}
-	kprog_chan_release_recs(ch, d);
+	ch->drained[d] = pos;
+	if (release)
+		kprog_chan_release_recs(ch, d);
 	goto out;
 
 broken:
@@ -488,13 +514,14 @@ int kprog_chan_drain(struct kprog_ep *ep, s32 peer)
 		d = ep->rank == ch->rank[0];	/* from @peer to @ep */
 		if (kprog_chan_dir_empty(ch, d))
 			return 0;
-		return kprog_chan_drain_dir(ch, d, ep);
+		return kprog_chan_drain_dir(ch, d, ep, true);
 	}
 	mutex_lock(&kprog_chan_mutex);
 	xa_for_each(&ep->chans, idx, ch) {
 		kref_get(&ch->ref);
 		mutex_unlock(&kprog_chan_mutex);
-		e = kprog_chan_drain_dir(ch, ep->rank == ch->rank[0], ep);
+		e = kprog_chan_drain_dir(ch, ep->rank == ch->rank[0], ep,
+					 true);
 		err = err ?: e;
 		kprog_chan_put(ch);
 		mutex_lock(&kprog_chan_mutex);
@@ -528,7 +555,7 @@ int kprog_chan_drain_to(struct kprog_ep *ep, u32 dst)
 		return 0;
 	de = kprog_job_get_ep(ep->job, dst);
 	if (de) {
-		err = kprog_chan_drain_dir(ch, d, de);
+		err = kprog_chan_drain_dir(ch, d, de, false);
 		kprog_ep_put(de);
 	}
 	return err;

@@ -54,6 +54,12 @@ struct kp_peer {
 	 * a transfer of it between the CPUs.
 	 */
 	uint64_t prod_hint;
+	/*
+	 * tx cons when a send last waited KPROG_FULL_WAIT_US in vain for room:
+	 * while it has not moved the receiver is not taking records, and the
+	 * next send goes through the kernel at once.
+	 */
+	uint64_t full_cons;
 };
 
 static struct kp_peer *peers;		/* by world rank */
@@ -170,6 +176,7 @@ static bool peer_map(int w)
 	kp_dir_init(&p->tx, m, &co, (int)co.tx);
 	kp_dir_init(&p->rx, m, &co, 1 - (int)co.tx);
 	p->scan = __atomic_load_n(&p->rx.h->cons, __ATOMIC_ACQUIRE);
+	p->full_cons = UINT64_MAX;
 	p->state = PEER_MAPPED;
 	active[nactive++] = w;
 	krecv_publish(w);
@@ -307,7 +314,7 @@ KP_HOT int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datat
 		return 0;
 	}
 	pl = kp_dir_reserve(&p->tx, (uint32_t)bytes, c->ctx, tag);
-	if (!pl && kp.full_wait_ns > 0) {
+	if (!pl && kp.full_wait_ns > 0 && p->tx.cons_seen != p->full_cons) {
 		/*
 		 * Full: a receiver that is taking records makes room within
 		 * microseconds; one that computes does not, and then the kernel
@@ -324,6 +331,7 @@ KP_HOT int kp_fast_send(struct kp_comm *c, const void *buf, int count, MPI_Datat
 		} while (!pl && ((++n & 15) || kp_clock_ns() - t0 < (uint64_t)kp.full_wait_ns));
 	}
 	if (!pl) {
+		p->full_cons = p->tx.cons_seen;
 		fstats.full_fallback++;
 		kp_layout_put(l);
 		return 0;
@@ -888,8 +896,16 @@ static void poll_peer(int w)
 	prod = kp_dir_prod(&p->rx);
 	p->seen_prod = prod;
 	p->prod_hint = prod;
-	if (p->scan == prod)
+	if (p->scan == prod) {
+		/*
+		 * The sender's drains do not release the records they hand to
+		 * the kernel (kmod/core/chan.c, the receiver may be about to
+		 * take one): we do.
+		 */
+		if (cons != prod)
+			kp_dir_release(&p->rx);
 		return;
+	}
 	if (p->broken) {
 		/* our receives are in the kernel: it takes (and judges) the records */
 		p->scan = prod;

@@ -399,6 +399,44 @@ TEST(chan__send_through_the_kernel_drains_its_channel_first)
 	EXPECT_EQ(kt_chan_rec(&cb, true, 0)->state, KPROG_REC_NEW);
 }
 
+/*
+ * The receiving process may be between finding a NEW record and taking it
+ * (NEW -> TAKEN) when its sender's post through the kernel drains the
+ * channel. Had that drain released the record, the sender could write a
+ * new NEW record in its place, and the receiver's take would get that one
+ * instead (the CI hang of `many`, a message in a receive whose tag it did
+ * not have): a drain for the sender leaves the release to the receiver.
+ */
+TEST(chan__a_senders_drain_leaves_the_release_to_the_receiver)
+{
+	struct kt_ep *a, *b;
+	struct kt_chan ca, cb;
+	struct kprog_chan_rec *found;
+	int n = 0;
+
+	chan_pair(&a, &b, &ca, &cb);
+	put_recs(&ca, 1, 1);
+	found = kt_chan_rec(&ca, true, 0);	/* what b is about to take */
+	ASSERT_OK(kt_send(a, 1, 9, "k", 2, 2, 0, NULL));
+	EXPECT_EQ(found->state, KPROG_REC_DONE);
+	EXPECT_EQ(kt_src(b, 0)->held, 2);
+	EXPECT_EQ(ca.tx->cons, 0);		/* not released */
+	/* so the producer fills the ring without writing over it */
+	while (!kt_chan_put(&ca, 0, 100 + n, "new", 4))
+		n++;
+	EXPECT_EQ(n, RB / KPROG_CHAN_REC_ALIGN - 1);
+	EXPECT_EQ(found->state, KPROG_REC_DONE);	/* b's take fails */
+	EXPECT_EQ(found->tag, 1);
+	/* another post of a drains the new records, still without a release */
+	ASSERT_OK(kt_send(a, 1, 9, "k", 2, 3, 0, NULL));
+	EXPECT_EQ(kt_src(b, 0)->held, 3 + n);
+	EXPECT_EQ(ca.tx->cons, 0);
+	/* b's own drain releases them */
+	EXPECT_OK(kt_chan_drain(b, 0));
+	EXPECT_EQ(ca.tx->cons, ca.tx->prod);
+	expect_next(b, 1);
+}
+
 TEST(chan__drained_messages_are_never_refused_for_quota)
 {
 	struct kt_ep *a, *b;

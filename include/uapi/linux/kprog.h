@@ -525,9 +525,14 @@ struct kprog_info {
  * channel into its matching when the order of messages requires it) to
  * KTAKEN, which stays until the message is matched or queued in the
  * kernel. Then the consumer copies the payload out and sets DONE
- * (release); whoever finds DONE or PAD records at @cons advances @cons
- * past them (compare and swap). Records may be taken out of order; @cons
- * never passes a record that is not DONE or PAD; @prod - @cons <=
+ * (release); the receiving side finds DONE or PAD records at @cons and
+ * advances @cons past them (compare and swap): its process, or the kernel
+ * in the receiver's own system calls. A drain for the sender (its post
+ * through the kernel, KPROG_DRAIN_TO) leaves @cons alone: the receiving
+ * process may have found a NEW record and be about to take it, and a
+ * record released under it could be rewritten as a new NEW record that
+ * its take would then get instead. Records may be taken out of order;
+ * @cons never passes a record that is not DONE or PAD; @prod - @cons <=
  * ring_bytes.
  *
  * The kernel never trusts the region: a malformed index or record makes
