@@ -26,6 +26,7 @@
 #define NTAG 50
 
 static int rank, size;
+static int cur_round;	/* of `many PHASES ROUNDS`, for the messages */
 
 static int msg_len(int i)
 {
@@ -281,8 +282,9 @@ static void phase4(void)
 		      last ^ 0x5a5a0000);
 		MPI_CHECK(MPI_Waitall(N4, rq, sts));
 		for (i = 0; i < N4; i++) {
-			CHECK(buf[i] == (i ^ 0x5a5a0000), "phase 4: receive %d "
-			      "got message %d", i, buf[i] ^ 0x5a5a0000);
+			CHECK(buf[i] == (i ^ 0x5a5a0000), "phase 4 (round %d): "
+			      "receive %d got message %d", cur_round, i,
+			      buf[i] ^ 0x5a5a0000);
 			CHECK_STATUS(&sts[i], 1, i % 3, 1, MPI_INT32_T);
 		}
 		free(sts);
@@ -316,8 +318,8 @@ static void phase5(void)
 	}
 	MPI_CHECK(MPI_Waitall(2 * N4, rq, st));
 	for (i = 0; i < N4; i++) {
-		CHECK(rb[i] == i * 2 + peer, "phase 5: receive %d got %d, "
-		      "expected %d", i, rb[i], i * 2 + peer);
+		CHECK(rb[i] == i * 2 + peer, "phase 5 (round %d): receive %d "
+		      "got %d, expected %d", cur_round, i, rb[i], i * 2 + peer);
 		CHECK_STATUS(&st[i], peer, i % 7, 1, MPI_INT32_T);
 	}
 	free(rb);
@@ -326,17 +328,29 @@ static void phase5(void)
 	free(st);
 }
 
+/*
+ * many [PHASES [ROUNDS]]: only the phases named (digits, default "12345"),
+ * ROUNDS times over (default 1); e.g. `many 45 50` repeats phases 4 and 5.
+ */
 int main(int argc, char **argv)
 {
+	static void (*const phases[])(void) = { phase1, phase2, phase3, phase4, phase5 };
+	const char *which = "12345", *p;
+	int rounds = 1, round;
+
 	test_init(&argc, &argv, "many", 2, &rank, &size);
-	phase1();
-	MPI_Barrier(MPI_COMM_WORLD);
-	phase2();
-	MPI_Barrier(MPI_COMM_WORLD);
-	phase3();
-	MPI_Barrier(MPI_COMM_WORLD);
-	phase4();
-	MPI_Barrier(MPI_COMM_WORLD);
-	phase5();
+	if (argc > 1)
+		which = argv[1];
+	if (argc > 2)
+		rounds = atoi(argv[2]);
+	for (p = which; *p; p++)
+		CHECK(*p >= '1' && *p <= '5', "many: no phase '%c'", *p);
+	for (round = 0; round < rounds; round++)
+		for (p = which, cur_round = round; *p; p++) {
+			if (p != which || round)
+				MPI_Barrier(MPI_COMM_WORLD);
+			if (*p >= '1' && *p <= '5')
+				phases[*p - '1']();
+		}
 	return test_finish();
 }
