@@ -902,7 +902,7 @@ static void poll_peer(int w)
 		 * the kernel (kmod/core/chan.c, the receiver may be about to
 		 * take one): we do.
 		 */
-		if (cons != prod)
+		if (cons != prod && !p->broken && prod - cons <= (uint64_t)p->rx.mask + 1)
 			kp_dir_release(&p->rx);
 		return;
 	}
