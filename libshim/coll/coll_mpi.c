@@ -215,8 +215,11 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 
 	if (!c || recvcount < 0 || small(KP_FAM_REDUCE, recvcount, datatype, c->size) ||
 	    !kp_coll_redop(datatype, op, &ro))
-		return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
-						  request);
+		return KP_COLL_PASS(PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype,
+							       op, comm, request),
+				    PMPIX_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount,
+							       datatype, op, comm, KP_PINFO,
+							       request));
 	return reduce_scatter(c, sendbuf, recvbuf, NULL, recvcount, &ro, request);
 }
 
@@ -228,8 +231,10 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	struct kp_redop ro;
 
 	if (!c || !recvcounts || !kp_coll_redop(datatype, op, &ro))
-		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-					    request);
+		return KP_COLL_PASS(PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
+							 comm, request),
+				    PMPIX_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype,
+							      op, comm, KP_PINFO, request));
 	long long total = 0;
 
 	for (int i = 0; i < c->size; i++) {
@@ -242,8 +247,10 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	}
 	/* recvcounts is significant on every member: the same total everywhere */
 	if (total <= INT32_MAX && small(KP_FAM_REDUCE, (int)total, datatype, 1))
-		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-					    request);
+		return KP_COLL_PASS(PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
+							 comm, request),
+				    PMPIX_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype,
+							      op, comm, KP_PINFO, request));
 	return reduce_scatter(c, sendbuf, recvbuf, recvcounts, 0, &ro, request);
 }
 
