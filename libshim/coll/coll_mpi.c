@@ -320,7 +320,14 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, recvcount) ||
+	/*
+	 * Only what is significant on this rank decides (as on every member):
+	 * the receive arguments at the root only, the send ones not at a root
+	 * that gathers in place (MPICH's tests pass -1 and MPI_DATATYPE_NULL).
+	 */
+	if (!c || bad_root(c, root) ||
+	    (sendcount < 0 && !(c->rank == root && IN_PLACE(sendbuf))) ||
+	    (c->rank == root && (recvcount < 0 || too_many(c, recvcount))) ||
 	    (c->rank == root ? small(KP_FAM_MOVE, recvcount, recvtype, c->size) :
 			       small(KP_FAM_MOVE, sendcount, sendtype, c->size)))
 		return KP_COLL_PASS(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -351,7 +358,10 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, sendcount) ||
+	/* the send arguments count at the root only, the receive ones not at an in-place root */
+	if (!c || bad_root(c, root) ||
+	    (c->rank == root && (sendcount < 0 || too_many(c, sendcount))) ||
+	    (recvcount < 0 && !(c->rank == root && IN_PLACE(recvbuf))) ||
 	    (c->rank == root ? small(KP_FAM_MOVE, sendcount, sendtype, c->size) :
 			       small(KP_FAM_MOVE, recvcount, recvtype, c->size)))
 		return KP_COLL_PASS(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -392,7 +402,8 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || sendcount < 0 ||
+	if (!c || bad_root(c, root) ||
+	    (sendcount < 0 && !(c->rank == root && IN_PLACE(sendbuf))) ||
 	    (c->rank == root && (any_negative(recvcounts, c->size) || !displs)))
 		return KP_COLL_PASS(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
 				     recvtype, root, comm, request),
@@ -425,7 +436,8 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || recvcount < 0 ||
+	if (!c || bad_root(c, root) ||
+	    (recvcount < 0 && !(c->rank == root && IN_PLACE(recvbuf))) ||
 	    (c->rank == root && (any_negative(sendcounts, c->size) || !displs)))
 		return KP_COLL_PASS(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
 				      recvtype, root, comm, request),
