@@ -51,7 +51,7 @@ DKMS_FILES := dkms.conf Kbuild kmod/Kbuild kmod/core/Kbuild kmod/ib/Kbuild \
 	      $(filter-out %.mod.c,$(wildcard kmod/core/*.[ch] kmod/ib/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
-.PHONY: all module user $(USER_DIRS) install install-dkms uninstall deb print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode overlap-twonode demo microbench latency apps checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) install install-dkms uninstall deb print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode check-mpich overlap-twonode demo microbench latency apps checkpatch kcore clean
 
 all: module user
 
@@ -137,6 +137,26 @@ check-debug: setup
 check-twonode: setup
 	$(MAKE) all
 	scripts/check-twonode
+
+# MPICH's point-to-point and collective suites as a third-party check of the
+# shim, in the VM (tests/mpich/run-suite; not part of `make check`: about an
+# hour under emulation). MPICH's sources are not fetched here: put its
+# test/mpi in build/mpich/test/mpi first (see tests/mpich/run-suite --help).
+# MPICH_SUITES=coll (or pt2pt) for one; MPICH_ARGS= more options for run-suite.
+MPICH_SUITES ?= pt2pt coll
+check-mpich: setup
+	@[ -f build/mpich/test/mpi/coll/testlist.in ] && [ -f build/mpich/test/mpi/pt2pt/testlist.in ] || { \
+	  echo "check-mpich: MPICH's test/mpi is not in build/mpich/test/mpi. Get it with e.g."; \
+	  echo "  git clone --depth 1 https://github.com/pmodels/mpich /tmp/mpich"; \
+	  echo "  mkdir -p build/mpich && git -C /tmp/mpich archive HEAD test/mpi/pt2pt test/mpi/coll test/mpi/include | tar x -C build/mpich"; \
+	  exit 2; }
+	$(MAKE) all
+	rc=0; for s in $(MPICH_SUITES); do \
+	  tests/mpich/run-suite $$s --build-only $(MPICH_ARGS) || rc=1; \
+	  scripts/vm-run --timeout 10800 -- tests/mpich/run-suite $$s $(MPICH_ARGS) || rc=1; \
+	  [ $$s = coll ] && { tests/mpich/run-suite coll --as-nonblocking --build-only $(MPICH_ARGS) || rc=1; \
+	    scripts/vm-run --timeout 10800 -- tests/mpich/run-suite coll --as-nonblocking --column KPROG_COLL_MIN=0 $(MPICH_ARGS) || rc=1; }; \
+	done; exit $$rc
 
 # The overlap and latency benchmarks across the two VMs: plain Open MPI over
 # UCX/rxe and kprog with its ibverbs transport side by side (scripts/twonode-bench)

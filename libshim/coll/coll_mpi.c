@@ -215,8 +215,11 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 
 	if (!c || recvcount < 0 || small(KP_FAM_REDUCE, recvcount, datatype, c->size) ||
 	    !kp_coll_redop(datatype, op, &ro))
-		return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
-						  request);
+		return KP_COLL_PASS(PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype,
+							       op, comm, request),
+				    PMPIX_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount,
+							       datatype, op, comm, KP_PINFO,
+							       request));
 	return reduce_scatter(c, sendbuf, recvbuf, NULL, recvcount, &ro, request);
 }
 
@@ -228,8 +231,10 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	struct kp_redop ro;
 
 	if (!c || !recvcounts || !kp_coll_redop(datatype, op, &ro))
-		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-					    request);
+		return KP_COLL_PASS(PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
+							 comm, request),
+				    PMPIX_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype,
+							      op, comm, KP_PINFO, request));
 	long long total = 0;
 
 	for (int i = 0; i < c->size; i++) {
@@ -242,8 +247,10 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	}
 	/* recvcounts is significant on every member: the same total everywhere */
 	if (total <= INT32_MAX && small(KP_FAM_REDUCE, (int)total, datatype, 1))
-		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm,
-					    request);
+		return KP_COLL_PASS(PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op,
+							 comm, request),
+				    PMPIX_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype,
+							      op, comm, KP_PINFO, request));
 	return reduce_scatter(c, sendbuf, recvbuf, recvcounts, 0, &ro, request);
 }
 
@@ -313,7 +320,14 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, recvcount) ||
+	/*
+	 * Only what is significant on this rank decides (as on every member):
+	 * the receive arguments at the root only, the send ones not at a root
+	 * that gathers in place (MPICH's tests pass -1 and MPI_DATATYPE_NULL).
+	 */
+	if (!c || bad_root(c, root) ||
+	    (sendcount < 0 && !(c->rank == root && IN_PLACE(sendbuf))) ||
+	    (c->rank == root && (recvcount < 0 || too_many(c, recvcount))) ||
 	    (c->rank == root ? small(KP_FAM_MOVE, recvcount, recvtype, c->size) :
 			       small(KP_FAM_MOVE, sendcount, sendtype, c->size)))
 		return KP_COLL_PASS(PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -344,7 +358,10 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || sendcount < 0 || recvcount < 0 || too_many(c, sendcount) ||
+	/* the send arguments count at the root only, the receive ones not at an in-place root */
+	if (!c || bad_root(c, root) ||
+	    (c->rank == root && (sendcount < 0 || too_many(c, sendcount))) ||
+	    (recvcount < 0 && !(c->rank == root && IN_PLACE(recvbuf))) ||
 	    (c->rank == root ? small(KP_FAM_MOVE, sendcount, sendtype, c->size) :
 			       small(KP_FAM_MOVE, recvcount, recvtype, c->size)))
 		return KP_COLL_PASS(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -385,7 +402,8 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || sendcount < 0 ||
+	if (!c || bad_root(c, root) ||
+	    (sendcount < 0 && !(c->rank == root && IN_PLACE(sendbuf))) ||
 	    (c->rank == root && (any_negative(recvcounts, c->size) || !displs)))
 		return KP_COLL_PASS(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
 				     recvtype, root, comm, request),
@@ -418,7 +436,8 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 	void *rb = NULL;
 	struct kp_req *r;
 
-	if (!c || bad_root(c, root) || recvcount < 0 ||
+	if (!c || bad_root(c, root) ||
+	    (recvcount < 0 && !(c->rank == root && IN_PLACE(recvbuf))) ||
 	    (c->rank == root && (any_negative(sendcounts, c->size) || !displs)))
 		return KP_COLL_PASS(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
 				      recvtype, root, comm, request),

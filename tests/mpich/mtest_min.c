@@ -2,12 +2,14 @@
 /*
  * tests/mpich/mtest_min.c: a minimal stand-in for MPICH's test utility
  * library (test/mpi/util/mtest*.c), written for kprog, so that the tests of
- * MPICH's test/mpi/pt2pt that do not use its datatype pools build against
- * Open MPI. Same contracts as the functions it replaces: MTest_Init /
- * MTest_Finalize (" No Errors" or " Found N errors" from rank 0),
- * MTestGetIntracommGeneral / MTestGetIntercomm (a sequence of
- * communicators, 0 when there are no more), argument lists (-key=value),
- * host memory only.
+ * MPICH's test/mpi/pt2pt and test/mpi/coll that do not use its datatype
+ * pools build against Open MPI. Same contracts as the functions it
+ * replaces: MTest_Init / MTest_Finalize (" No Errors" or " Found N errors"
+ * from rank 0), MTestGetIntracommGeneral / MTestGetIntercomm (a sequence of
+ * communicators, 0 when there are no more), argument lists (-key=value, from
+ * argv or from one string), integer and string lists, host memory only (every
+ * memory type is host memory). tests/mpich/mtest_run.c has the main() of
+ * the tests written as run(arg).
  */
 #include <mpi.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include "mpitest.h"
 
 static int intra_idx, inter_idx;
+static const char *intra_name = "MPI_COMM_NULL";
 static MPI_Comm self_dups[4];	/* MTestCommRandomize() */
 static int nself_dups;
 
@@ -126,7 +129,10 @@ int MTestIsBasicDtype(MPI_Datatype type)
 
 /*
  * Intra-communicators, in turn: world, a dup of world, world reversed
- * (split with key -rank), the even/odd halves (allowSmaller), then none.
+ * (split with key -rank), then with allowSmaller the even/odd halves and
+ * world without its last rank (that rank gets MPI_COMM_NULL), then none.
+ * A communicator smaller than min_size is MPI_COMM_NULL with allowSmaller
+ * and skipped without.
  */
 int MTestGetIntracommGeneral(MPI_Comm *comm, int min_size, int allowSmaller)
 {
@@ -139,20 +145,32 @@ int MTestGetIntracommGeneral(MPI_Comm *comm, int min_size, int allowSmaller)
 		switch (intra_idx++) {
 		case 0:
 			*comm = MPI_COMM_WORLD;
+			intra_name = "MPI_COMM_WORLD";
 			break;
 		case 1:
 			MPI_Comm_dup(MPI_COMM_WORLD, comm);
+			intra_name = "Dup of MPI_COMM_WORLD";
 			break;
 		case 2:
 			MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, comm);
+			intra_name = "Rank reverse of MPI_COMM_WORLD";
 			break;
 		case 3:
 			if (!allowSmaller)
 				continue;
 			MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, comm);
+			intra_name = "Even/odd split of MPI_COMM_WORLD";
+			break;
+		case 4:
+			if (!allowSmaller || size < 2)
+				continue;
+			MPI_Comm_split(MPI_COMM_WORLD, rank == size - 1 ? MPI_UNDEFINED : 0, rank,
+				       comm);
+			intra_name = "MPI_COMM_WORLD without its last rank";
 			break;
 		default:
 			intra_idx = 0;
+			intra_name = "MPI_COMM_NULL";
 			return 0;
 		}
 		if (*comm != MPI_COMM_NULL) {
@@ -160,7 +178,7 @@ int MTestGetIntracommGeneral(MPI_Comm *comm, int min_size, int allowSmaller)
 
 			MPI_Comm_size(*comm, &n);
 			if (n < min_size) {
-				/* too small: halves are only tried with allowSmaller */
+				/* too small: kept (as MPI_COMM_NULL) only with allowSmaller */
 				MTestFreeComm(comm);
 				*comm = MPI_COMM_NULL;
 				if (!allowSmaller)
@@ -169,6 +187,11 @@ int MTestGetIntracommGeneral(MPI_Comm *comm, int min_size, int allowSmaller)
 		}
 		return intra_idx;
 	}
+}
+
+const char *MTestGetIntracommName(void)
+{
+	return intra_name;
 }
 
 int MTestGetIntracomm(MPI_Comm *comm, int min_size)
@@ -242,7 +265,7 @@ MTestArgList *MTestArgListCreate(int argc, char *argv[])
 			*eq = 0;
 			a->val = eq + 1;
 		} else {
-			a->val = a->key + strlen(a->key);
+			a->val = (char *)"1";	/* -arg is -arg=1 */
 		}
 		a->next = head;
 		head = a;
@@ -251,6 +274,22 @@ MTestArgList *MTestArgListCreate(int argc, char *argv[])
 	a = calloc(1, sizeof(*a));
 	a->next = head;
 	return a;
+}
+
+/* the same from one string: "-a=1 -b=2" (run(arg) tests, mtest_dtp.h) */
+MTestArgList *MTestArgListCreate_arg(const char *arg)
+{
+	char *copy = strdup(arg ? arg : ""), *w, *save = NULL;
+	char **v = calloc(strlen(copy) / 2 + 2, sizeof(*v));
+	int n = 1;
+	MTestArgList *head;
+
+	for (w = strtok_r(copy, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save))
+		v[n++] = w;
+	head = MTestArgListCreate(n, v);
+	free(v);
+	free(copy);
+	return head;
 }
 
 char *MTestArgListSearch(MTestArgList *head, const char *key)
@@ -306,11 +345,72 @@ long MTestArgListGetLong_with_default(MTestArgList *head, const char *key, long 
 	return v ? atol(v) : def;
 }
 
+/* every memory type is host memory here; "all" and "random" keep their meaning for the loops */
 mtest_mem_type_e MTestArgListGetMemType(MTestArgList *head, const char *key)
 {
-	(void)head;
-	(void)key;
+	const char *v = MTestArgListSearch(head, key);
+
+	if (!v || !strcmp(v, "host"))
+		return MTEST_MEM_TYPE__UNREGISTERED_HOST;
+	if (!strcmp(v, "reg_host"))
+		return MTEST_MEM_TYPE__REGISTERED_HOST;
+	if (!strcmp(v, "device"))
+		return MTEST_MEM_TYPE__DEVICE;
+	if (!strcmp(v, "shared"))
+		return MTEST_MEM_TYPE__SHARED;
+	if (!strcmp(v, "random"))
+		return MTEST_MEM_TYPE__RANDOM;
+	if (!strcmp(v, "all"))
+		return MTEST_MEM_TYPE__ALL;
+	fprintf(stderr, "unknown memory type -%s=%s\n", key, v);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+	return MTEST_MEM_TYPE__UNSET;
+}
+
+mtest_mem_type_e MTest_memtype_random(void)
+{
 	return MTEST_MEM_TYPE__UNREGISTERED_HOST;
+}
+
+/* "1,2,3" */
+int *MTestParseIntList(const char *str, int *num)
+{
+	int n = 1, i;
+	const char *p;
+	int *v;
+
+	for (p = str; *p; p++)
+		n += *p == ',';
+	v = malloc(n * sizeof(*v));
+	for (i = 0, p = str; i < n; i++) {
+		v[i] = atoi(p);
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		p++;
+	}
+	*num = i < n ? i + 1 : n;
+	return v;
+}
+
+char **MTestParseStringList(const char *str, int *num)
+{
+	char *copy = strdup(str), *w, *save = NULL;
+	char **v = calloc(strlen(str) + 1, sizeof(*v));
+	int n = 0;
+
+	for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save))
+		v[n++] = strdup(w);
+	free(copy);
+	*num = n;
+	return v;
+}
+
+void MTestFreeStringList(char **str, int num)
+{
+	while (num > 0)
+		free(str[--num]);
+	free(str);
 }
 
 void MTestArgListDestroy(MTestArgList *head)
