@@ -51,7 +51,7 @@ DKMS_FILES := dkms.conf Kbuild kmod/Kbuild kmod/core/Kbuild kmod/ib/Kbuild \
 	      $(filter-out %.mod.c,$(wildcard kmod/core/*.[ch] kmod/ib/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
-.PHONY: all module user $(USER_DIRS) install install-dkms uninstall deb print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode check-mpich overlap-twonode demo microbench latency apps checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) install install-dkms uninstall deb print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode check-mpich overlap-twonode check-osu-coll demo microbench latency apps checkpatch kcore clean
 
 all: module user
 
@@ -190,6 +190,27 @@ latency: setup
 apps: setup
 	$(MAKE) all
 	scripts/apps
+
+# Every collective benchmark of the OSU Micro-Benchmarks 7.4 (blocking,
+# nonblocking, neighbourhood) with OSU's validation (-c), 1 B..4 MiB, np 2,
+# 3 and 4, plain Open MPI then under the shim (defaults, KPROG_COLL_MIN=0)
+# in the VM (bench/coll/check-osu-coll; about 1-2 hours under emulation,
+# not part of `make check`). OSU is third-party code, built outside this
+# tree: OSU=<its directory> (default $KPROG_OSU_DIR); docs/testing.md has
+# how. OSU_TWONODE=1: across the two VMs (np 2 and 4) instead.
+OSU ?= $(KPROG_OSU_DIR)
+check-osu-coll: setup
+	@if [ -z "$(OSU)" ] || [ ! -x "$(OSU)/c/mpi/collective/non_blocking/osu_iallreduce" ]; then \
+		echo "check-osu-coll: OSU 7.4 not found (OSU=$(OSU)); build it outside this tree:"; \
+		echo "  git clone https://github.com/sherrywong1220/osu-micro-benchmarks-7.4 /path/osu"; \
+		echo "  (or the release tarball osu-micro-benchmarks-7.4.tar.gz from mvapich.cse.ohio-state.edu)"; \
+		echo "  cd /path/osu && ./configure CC=mpicc CXX=mpicxx && make -C c/mpi/collective"; \
+		echo "then: make check-osu-coll OSU=/path/osu"; \
+		exit 2; \
+	fi
+	$(MAKE) all
+	$(if $(OSU_TWONODE),scripts/vm-run --nodes 2 --timeout 14400 -- bench/coll/check-osu-coll $(OSU) --twonode,$\
+		scripts/vm-run --timeout 14400 -- bench/coll/check-osu-coll $(OSU))
 
 # Unit tests of kmod/core/*.c (and ib/ib_plan.c) compiled in user space against the kernel headers,
 # with mocks, ASan/UBSan and gcov (tests/kcore/README); no VM, seconds.
