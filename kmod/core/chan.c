@@ -55,6 +55,12 @@
  * @ring_bytes: size of one direction's data ring, a power of two
  * @max_msg: largest payload of a record
  * @drain_lock: per direction, the kernel's drains
+ * @drained: per direction, under @drain_lock: where the last drain ended;
+ *	every record from @drained_cons up to it was found not NEW, or was
+ *	taken, and none becomes NEW again before the ring's cons passes it,
+ *	so drains for the sender, which do not release, skip them
+ * @drained_cons: per direction, under @drain_lock: the ring's cons when the
+ *	last drain began
  * @broken: per direction, under @drain_lock: the kernel found garbage
  */
 struct kprog_chan {
@@ -66,14 +72,8 @@ struct kprog_chan {
 	u32 ring_bytes;
 	u32 max_msg;
 	struct mutex drain_lock[2];	/* one per direction */
-	/*
-	 * Per direction, under its drain_lock: every record from @cons (as
-	 * it was then, drained_cons) up to drained was found not NEW, or was
-	 * taken, by the last drain; none becomes NEW again before @cons
-	 * passes it. So drains for the sender, which do not release, do not
-	 * walk them again.
-	 */
-	u64 drained[2], drained_cons[2];
+	u64 drained[2];
+	u64 drained_cons[2];
 	bool broken[2];
 };
 
