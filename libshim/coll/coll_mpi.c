@@ -267,8 +267,9 @@ KP_COLL_TEXT int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype 
 	struct kp_req *r;
 	void *rb;
 
-	if (!c || recvcount < 0 || (!ip && sendcount < 0) || too_many(c, recvcount) ||
-	    too_many(c, sendcount) || small(KP_FAM_MOVE, recvcount, recvtype, c->size))
+	/* in place, sendcount is insignificant: it must not decide the path (as on every member) */
+	if (!c || recvcount < 0 || (!ip && (sendcount < 0 || too_many(c, sendcount))) ||
+	    too_many(c, recvcount) || small(KP_FAM_MOVE, recvcount, recvtype, c->size))
 		return KP_COLL_PASS(PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
 				      comm, request),
 				    PMPIX_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
