@@ -22,6 +22,12 @@ KP_COLL_TEXT static bool bad_root(const struct kp_comm *c, int root)
 	return root < 0 || root >= c->size;
 }
 
+/* a rooted call's root working in place: its other buffer's count and type are insignificant */
+KP_COLL_TEXT static bool root_in_place(const struct kp_comm *c, int root, const void *buf)
+{
+	return c->rank == root && IN_PLACE(buf);
+}
+
 /* count elements per rank for all ranks do not fit an int: Open MPI's (rare) */
 KP_COLL_TEXT static bool too_many(const struct kp_comm *c, int count)
 {
@@ -327,7 +333,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	 * that gathers in place (MPICH's tests pass -1 and MPI_DATATYPE_NULL).
 	 */
 	if (!c || bad_root(c, root) ||
-	    (sendcount < 0 && !(c->rank == root && IN_PLACE(sendbuf))) ||
+	    (sendcount < 0 && !root_in_place(c, root, sendbuf)) ||
 	    (c->rank == root && (recvcount < 0 || too_many(c, recvcount))) ||
 	    (c->rank == root ? small(KP_FAM_MOVE, recvcount, recvtype, c->size) :
 			       small(KP_FAM_MOVE, sendcount, sendtype, c->size)))
@@ -362,7 +368,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	/* the send arguments count at the root only, the receive ones not at an in-place root */
 	if (!c || bad_root(c, root) ||
 	    (c->rank == root && (sendcount < 0 || too_many(c, sendcount))) ||
-	    (recvcount < 0 && !(c->rank == root && IN_PLACE(recvbuf))) ||
+	    (recvcount < 0 && !root_in_place(c, root, recvbuf)) ||
 	    (c->rank == root ? small(KP_FAM_MOVE, sendcount, sendtype, c->size) :
 			       small(KP_FAM_MOVE, recvcount, recvtype, c->size)))
 		return KP_COLL_PASS(PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -404,7 +410,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	struct kp_req *r;
 
 	if (!c || bad_root(c, root) ||
-	    (sendcount < 0 && !(c->rank == root && IN_PLACE(sendbuf))) ||
+	    (sendcount < 0 && !root_in_place(c, root, sendbuf)) ||
 	    (c->rank == root && (any_negative(recvcounts, c->size) || !displs)))
 		return KP_COLL_PASS(PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
 				     recvtype, root, comm, request),
@@ -438,7 +444,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 	struct kp_req *r;
 
 	if (!c || bad_root(c, root) ||
-	    (recvcount < 0 && !(c->rank == root && IN_PLACE(recvbuf))) ||
+	    (recvcount < 0 && !root_in_place(c, root, recvbuf)) ||
 	    (c->rank == root && (any_negative(sendcounts, c->size) || !displs)))
 		return KP_COLL_PASS(PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
 				      recvtype, root, comm, request),
