@@ -142,8 +142,13 @@ check-twonode: setup
 # shim, in the VM (tests/mpich/run-suite; not part of `make check`: about an
 # hour under emulation). MPICH's sources are not fetched here: put its
 # test/mpi in build/mpich/test/mpi first (see tests/mpich/run-suite --help).
-# MPICH_SUITES=coll (or pt2pt) for one; MPICH_ARGS= more options for run-suite.
+# MPICH_SUITES=coll (or pt2pt) for one; MPICH_ARGS= more options for run-suite
+# (e.g. "--plain-on-fail --np-cap 5"); MPICH_TWONODE=1: across the two VMs
+# (scripts/vm-run --nodes 2, run-suite --twonode --np-cap 4: ranks round robin
+# over the nodes).
 MPICH_SUITES ?= pt2pt coll
+MPICH_VM = $(if $(MPICH_TWONODE),scripts/vm-run --nodes 2,scripts/vm-run)
+MPICH_2N = $(if $(MPICH_TWONODE),--twonode --np-cap 4)
 check-mpich: setup
 	@[ -f build/mpich/test/mpi/coll/testlist.in ] && [ -f build/mpich/test/mpi/pt2pt/testlist.in ] || { \
 	  echo "check-mpich: MPICH's test/mpi is not in build/mpich/test/mpi. Get it with e.g."; \
@@ -153,9 +158,9 @@ check-mpich: setup
 	$(MAKE) all
 	rc=0; for s in $(MPICH_SUITES); do \
 	  tests/mpich/run-suite $$s --build-only $(MPICH_ARGS) || rc=1; \
-	  scripts/vm-run --timeout 10800 -- tests/mpich/run-suite $$s $(MPICH_ARGS) || rc=1; \
+	  $(MPICH_VM) --timeout 10800 -- tests/mpich/run-suite $$s $(MPICH_2N) $(MPICH_ARGS) || rc=1; \
 	  [ $$s = coll ] && { tests/mpich/run-suite coll --as-nonblocking --build-only $(MPICH_ARGS) || rc=1; \
-	    scripts/vm-run --timeout 10800 -- tests/mpich/run-suite coll --as-nonblocking --column KPROG_COLL_MIN=0 $(MPICH_ARGS) || rc=1; }; \
+	    $(MPICH_VM) --timeout 10800 -- tests/mpich/run-suite coll --as-nonblocking --column KPROG_COLL_MIN=0 $(MPICH_2N) $(MPICH_ARGS) || rc=1; }; \
 	done; exit $$rc
 
 # The overlap and latency benchmarks across the two VMs: plain Open MPI over
@@ -197,7 +202,8 @@ apps: setup
 # in the VM (bench/coll/check-osu-coll; about 1-2 hours under emulation,
 # not part of `make check`). OSU is third-party code, built outside this
 # tree: OSU=<its directory> (default $KPROG_OSU_DIR); docs/testing.md has
-# how. OSU_TWONODE=1: across the two VMs (np 2 and 4) instead.
+# how. OSU_TWONODE=1: across the two VMs (np 2 and 4) instead. OSU_ARGS=
+# more options, e.g. "--inplace --types 'mpi_int mpi_float' --plain-on-fail".
 OSU ?= $(KPROG_OSU_DIR)
 check-osu-coll: setup
 	@if [ -z "$(OSU)" ] || [ ! -x "$(OSU)/c/mpi/collective/non_blocking/osu_iallreduce" ]; then \
@@ -209,8 +215,8 @@ check-osu-coll: setup
 		exit 2; \
 	fi
 	$(MAKE) all
-	$(if $(OSU_TWONODE),scripts/vm-run --nodes 2 --timeout 14400 -- bench/coll/check-osu-coll $(OSU) --twonode,$\
-		scripts/vm-run --timeout 14400 -- bench/coll/check-osu-coll $(OSU))
+	$(if $(OSU_TWONODE),scripts/vm-run --nodes 2 --timeout 14400 -- bench/coll/check-osu-coll $(OSU) --twonode $(OSU_ARGS),$\
+		scripts/vm-run --timeout 14400 -- bench/coll/check-osu-coll $(OSU) $(OSU_ARGS))
 
 # Unit tests of kmod/core/*.c (and ib/ib_plan.c) compiled in user space against the kernel headers,
 # with mocks, ASan/UBSan and gcov (tests/kcore/README); no VM, seconds.
