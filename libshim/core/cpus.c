@@ -22,7 +22,11 @@
 /*
  * The CPUs' worth of time the cgroup of this process may use: cpu.max of
  * its own cgroup and of every ancestor ("max" or "QUOTA PERIOD"), the
- * smallest quota over period, rounded up. 0: no quota (or no cgroup v2).
+ * smallest quota over period, rounded down (at least 1): n ranks that spin
+ * need n whole CPUs' time, and 2 ranks under a quota of 1.5 CPUs are
+ * throttled for a quarter of every period, their partner with them, if
+ * they wait as on CPUs of their own (docs/apps.md, twelfth session).
+ * 0: no quota (or no cgroup v2).
  * @self_cgroup: /proc/self/cgroup, @root: the v2 hierarchy's mount point
  * (parameters for the unit test).
  */
@@ -51,7 +55,7 @@ int kp_cgroup_cpus_at(const char *self_cgroup, const char *root)
 		f = fopen(path, "re");
 		if (f) {
 			if (fscanf(f, "%ld %ld", &quota, &period) == 2 && quota > 0 && period > 0) {
-				n = (int)((quota + period - 1) / period);
+				n = quota >= period ? (int)(quota / period) : 1;
 				if (!best || n < best)
 					best = n;
 			}
@@ -127,18 +131,32 @@ void kp_run_delay_close(void)
 /*
  * The machine's run queue: /proc/loadavg's fourth field "R/T" counts the
  * tasks running or runnable now (the reader included), against the CPUs
- * online. Global, not this CPU's: a task waiting on another CPU is one the
- * scheduler would move to a CPU that a sleeper leaves idle.
+ * this job may use: those online, fewer when its affinity masks or its
+ * cgroup quota allow fewer (kp_cpu_queue_open()'s @usable). Global, not
+ * this CPU's: a task waiting on another CPU is one the scheduler would
+ * move to a CPU that a sleeper leaves idle. Against all CPUs online, two
+ * ranks held to one CPU (taskset -c 0, or a quota of one CPU) saw the
+ * other CPU's room as free, and a rank spun on for milliseconds while
+ * its partner waited behind it (docs/apps.md, twelfth session): the
+ * count of tasks that may use our CPUs is not known, so all of them
+ * count against ours (a sleep too many rather than a spin in the way).
  */
 static int loadavg_fd = -1;
-static long online_cpus;
+static long usable_cpus;
 
-bool kp_cpu_queue_open(void)
+long kp_cpu_usable(long online, int usable)
+{
+	if (online <= 0)
+		return 0;
+	return usable > 0 && usable < online ? usable : online;
+}
+
+bool kp_cpu_queue_open(int usable)
 {
 	if (loadavg_fd < 0)
 		loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-	online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	return loadavg_fd >= 0 && online_cpus > 0 && kp_cpu_queue() != INT32_MIN;
+	usable_cpus = kp_cpu_usable(sysconf(_SC_NPROCESSORS_ONLN), usable);
+	return loadavg_fd >= 0 && usable_cpus > 0 && kp_cpu_queue() != INT32_MIN;
 }
 
 uint32_t kp_cpu_here(void)
@@ -161,7 +179,7 @@ int kp_cpu_queue(void)
 {
 	int running = kp_cpu_runnable();
 
-	return running < 0 ? INT32_MIN : running - (int)online_cpus;
+	return running < 0 ? INT32_MIN : running - (int)usable_cpus;
 }
 
 void kp_cpu_queue_close(void)

@@ -371,7 +371,7 @@ static void spin_policy(int node_size, int provided)
 	if (mn[0] != INT_MAX && mn[0] < ncpu)
 		ncpu = mn[0];
 	kp.spin.delay_known = kp_run_delay_open();	/* lost yields; the crowded watch */
-	if (kp_cpu_queue_open())
+	if (kp_cpu_queue_open(ncpu))
 		kp_spin_when_free(&kp.spin, us < 0 ? 0 : us);	/* spin.h KP_SPIN_QUEUE_NS */
 	if (ncpu < node_size) {
 		kp_spin_oversub(&kp.spin, ous, node_size);

@@ -486,13 +486,21 @@ static void test_cpu_queue(void)
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	int q;
 
-	EXPECT(kp_cpu_queue_open(), "/proc/loadavg can be read");
+	EXPECT(kp_cpu_queue_open(0), "/proc/loadavg can be read");
 	q = kp_cpu_queue();
 	EXPECT(q != INT32_MIN && q >= 1 - online,
 	       "the reader itself runs: runnable - online CPUs = %d, online %ld", q, online);
 	EXPECT(kp_cpu_runnable() >= 1, "the reader is among the runnable tasks");
 	kp_cpu_queue_close();
 	EXPECT(kp_cpu_queue() == INT32_MIN, "closed: unknown");
+	/* one usable CPU (taskset -c 0, a quota of one CPU): the reader fills it */
+	EXPECT(kp_cpu_queue_open(1), "/proc/loadavg can be read, one CPU usable");
+	q = kp_cpu_queue();
+	EXPECT(q != INT32_MIN && q >= 0, "one usable CPU: the reader alone leaves none free (%d)", q);
+	kp_cpu_queue_close();
+	EXPECT(kp_cpu_usable(2, 1) == 1 && kp_cpu_usable(2, 0) == 2 && kp_cpu_usable(2, 4) == 2 &&
+	       kp_cpu_usable(8, 3) == 3 && kp_cpu_usable(0, 1) == 0 && kp_cpu_usable(4, -1) == 4,
+	       "the CPUs counted against: the usable ones, at most those online");
 }
 
 /* The diagnostic list of runnable threads (KPROG_VERBOSE=2 at a lost yield) */
@@ -540,10 +548,16 @@ static void test_cgroup(void)
 	put_file(dir, "a/b/cpu.max", "max 100000\n");
 	put_file(dir, "a/cpu.max", "250000 100000\n");
 	snprintf(cg, sizeof(cg), "%s/cg", dir);
-	EXPECT(kp_cgroup_cpus_at(cg, dir) == 3, "2.5 CPUs of quota in the parent: 3 (%d)",
+	EXPECT(kp_cgroup_cpus_at(cg, dir) == 2, "2.5 CPUs of quota in the parent: 2 (%d)",
 	       kp_cgroup_cpus_at(cg, dir));
+	put_file(dir, "a/cpu.max", "150000 100000\n");
+	EXPECT(kp_cgroup_cpus_at(cg, dir) == 1,
+	       "1.5 CPUs: 1, two spinning ranks would be throttled (%d)", kp_cgroup_cpus_at(cg, dir));
+	put_file(dir, "a/cpu.max", "200000 100000\n");
+	EXPECT(kp_cgroup_cpus_at(cg, dir) == 2, "exactly 2 CPUs: 2 (%d)", kp_cgroup_cpus_at(cg, dir));
+	put_file(dir, "a/cpu.max", "250000 100000\n");
 	put_file(dir, "a/b/cpu.max", "50000 100000\n");
-	EXPECT(kp_cgroup_cpus_at(cg, dir) == 1, "the smaller quota of the two: 1");
+	EXPECT(kp_cgroup_cpus_at(cg, dir) == 1, "the smaller quota of the two, half a CPU: 1");
 	put_file(dir, "a/b/cpu.max", "max 100000\n");
 	put_file(dir, "a/cpu.max", "max 100000\n");
 	EXPECT(kp_cgroup_cpus_at(cg, dir) == 0, "no quota anywhere: 0");
