@@ -183,13 +183,36 @@ static bool kprog_sched_cpu_ok(int cpu)
 	       housekeeping_test_cpu(cpu, HK_TYPE_DOMAIN);
 }
 
-/* Queue the work item, with a reference of its own. Any context. */
-static void kprog_sched_kick(struct kprog_sched *s)
+/*
+ * Queue the work item on @cpu's near queue (-1: unbound) with a reference
+ * the caller took for it. Any context. An item already pending holds a
+ * reference of its own, so ours is dropped; but that item may have run on
+ * another CPU since queue_work_on() saw it pending, and ended the schedule:
+ * then ours is the last, which only a work item may drop (in process
+ * context), and the item is queued again with it.
+ */
+static void kprog_sched_queue(struct kprog_sched *s, int cpu)
 {
-	int cpu = READ_ONCE(s->home);
 	bool queued;
 
-	refcount_inc(&s->ref);
+	do {
+		if (cpu >= 0)
+			queued = queue_work_on(cpu, kprog_coll_near_wq,
+					       &s->work);
+		else
+			queued = queue_work(kprog_coll_wq, &s->work);
+	} while (!queued && !refcount_dec_not_one(&s->ref));
+}
+
+/*
+ * Queue the work item with a reference the caller took for it (before
+ * anything it publishes lets a work item already queued end the
+ * schedule). Any context.
+ */
+static void kprog_sched_kick_held(struct kprog_sched *s)
+{
+	int cpu = READ_ONCE(s->home);
+
 	/*
 	 * On the CPU its process posted it from: each rank's rounds run
 	 * beside that rank's computation, in parallel with its peers' on
@@ -211,12 +234,19 @@ static void kprog_sched_kick(struct kprog_sched *s)
 	    (!in_task() || (current->flags & PF_WQ_WORKER)) &&
 	    kprog_sched_cpu_ok(raw_smp_processor_id()))
 		cpu = raw_smp_processor_id();
-	if (cpu >= 0 && cpu_online(cpu))
-		queued = queue_work_on(cpu, kprog_coll_near_wq, &s->work);
-	else
-		queued = queue_work(kprog_coll_wq, &s->work);
-	if (!queued)
-		refcount_dec(&s->ref);	/* queued already: it holds one */
+	if (cpu >= 0 && !cpu_online(cpu))
+		cpu = -1;
+	kprog_sched_queue(s, cpu);
+}
+
+/*
+ * Queue the work item, with a reference of its own. Any context; the
+ * caller keeps the schedule from ending meanwhile (a step in flight).
+ */
+static void kprog_sched_kick(struct kprog_sched *s)
+{
+	refcount_inc(&s->ref);
+	kprog_sched_kick_held(s);
 }
 
 /*
@@ -249,35 +279,20 @@ static int kprog_sched_beside_cpu(struct kprog_ep *ep)
  */
 static void kprog_sched_kick_beside(struct kprog_sched *s)
 {
-	int cpu = kprog_sched_beside_cpu(s->ep);
-	bool queued;
-
 	refcount_inc(&s->ref);
-	if (cpu >= 0)
-		queued = queue_work_on(cpu, kprog_coll_near_wq, &s->work);
-	else
-		queued = queue_work(kprog_coll_wq, &s->work);
-	if (!queued)
-		refcount_dec(&s->ref);	/* queued already: it holds one */
+	kprog_sched_queue(s, kprog_sched_beside_cpu(s->ep));
 }
 
 /* Hard interrupt on the CPU that armed it: the reference passes on. */
 static enum hrtimer_restart kprog_sched_start_fire(struct hrtimer *t)
 {
 	struct kprog_sched *s = container_of(t, struct kprog_sched, start);
-	bool queued;
 
 	/*
 	 * On this CPU (the work item runs only after this returns), unless
 	 * the CPU is isolated: then unbound, as the completions' rounds.
 	 */
-	if (s->home >= 0)
-		queued = queue_work_on(smp_processor_id(), kprog_coll_near_wq,
-				       &s->work);
-	else
-		queued = queue_work(kprog_coll_wq, &s->work);
-	if (!queued)
-		refcount_dec(&s->ref);	/* queued already: it holds one */
+	kprog_sched_queue(s, s->home >= 0 ? smp_processor_id() : -1);
 	atomic_dec(&kprog_coll_timers);
 	return HRTIMER_NORESTART;
 }
@@ -310,9 +325,16 @@ static void kprog_sched_step_end(struct kprog_sched *s)
 {
 	if (!atomic_dec_and_test(&s->pending))
 		return;
-	/* The round is over: the work item owns the schedule now. */
-	WRITE_ONCE(s->handoff, true);
-	kprog_sched_kick(s);
+	/*
+	 * The round is over: the work item owns the schedule now. Its
+	 * reference is taken before the hand-off is published: a work item
+	 * queued already (by a failing step) may see the hand-off at once,
+	 * end the schedule and drop every other reference.
+	 */
+	refcount_inc(&s->ref);
+	/* Orders the reference before the hand-off; pairs with xchg(). */
+	smp_store_release(&s->handoff, true);
+	kprog_sched_kick_held(s);
 }
 
 /* Step @i is in flight as @op: withdrawal finds it here. */

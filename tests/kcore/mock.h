@@ -105,6 +105,13 @@ int mock_work_queued(void);
 int mock_work_cpu(void);
 /* The name of the workqueue the oldest queued item was queued on. */
 const char *mock_work_wq_name(void);
+/*
+ * Called (once: cleared first) when queue_work_on() finds the item pending
+ * already, before it returns false: a test runs that item there, as another
+ * CPU would have run it between the caller's check and what it does next.
+ */
+struct work_struct;
+extern void (*mock_queue_busy_hook)(struct work_struct *work);
 /* @n CPUs online, the test runs on @cpu (reset: one CPU, CPU 0). */
 void mock_set_cpus(unsigned int n, int cpu);
 /* Housekeeping CPUs (housekeeping_test_cpu()); every CPU unless narrowed. */

@@ -62,11 +62,20 @@ static void work_enqueue(int cpu, struct workqueue_struct *wq,
 	work_tail = &w->next;
 }
 
+void (*mock_queue_busy_hook)(struct work_struct *work);
+
 bool queue_work_on(int cpu, struct workqueue_struct *wq,
 		   struct work_struct *work)
 {
-	if (test_and_set_bit(WORK_STRUCT_PENDING_BIT, work_data_bits(work)))
+	void (*hook)(struct work_struct *work) = mock_queue_busy_hook;
+
+	if (test_and_set_bit(WORK_STRUCT_PENDING_BIT, work_data_bits(work))) {
+		if (hook) {
+			mock_queue_busy_hook = NULL;
+			hook(work);
+		}
 		return false;
+	}
 	work_enqueue(cpu, wq, work);
 	return true;
 }
@@ -393,6 +402,7 @@ void mock_work_forget(void)
 
 	struct mock_delayed *d;
 
+	mock_queue_busy_hook = NULL;
 	while ((w = work_take(NULL, NULL)))
 		free(w);
 	while ((d = delayed_head)) {

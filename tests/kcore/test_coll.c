@@ -673,6 +673,75 @@ TEST(coll__close_with_schedules_running_leaks_nothing)
 	EXPECT_EQ(kt_ring_count(e[2]), 0);
 }
 
+/* The pending work item runs now, as another CPU would have run it. */
+static void run_pending_item(struct work_struct *work)
+{
+	mock_run_work();
+}
+
+/*
+ * A peer leaves with two receives of a round posted: the first failure
+ * queues the work item; the last step's completion then brings the round
+ * to its end and queues it again, which finds it pending. If that item
+ * runs before the completion drops what it took for its own queueing (on
+ * another CPU, between queue_work_on() and the drop), it ends the schedule
+ * and drops every other reference: the completion's was the last. It must
+ * be put in process context, by a work item, not dropped in the
+ * completion's context (a refcount "hit 0" warning and a leaked schedule,
+ * before the fix).
+ */
+TEST(coll__completion_whose_work_item_runs_meanwhile_leaks_nothing)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 8);
+	st[1] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[1], 8);
+	ASSERT_OK(coll(a, st, 2, 1, 1, &c));
+	EXPECT_EQ(c.done, 0);
+	EXPECT_EQ(mock_run_work(), 0);
+	mock_queue_busy_hook = run_pending_item;
+	kt_close(b);
+	EXPECT(!mock_queue_busy_hook);	/* it ran */
+	mock_run_work();
+	EXPECT_CQE(a, 1, 0, -ECONNRESET);
+	EXPECT_EQ(kt_nr_ops(a), 0);
+	EXPECT_EQ(a->ep->nr_colls, 0);				/* internal */
+	/* The fixture checks that the schedule was freed. */
+}
+
+/*
+ * The same from the start timer: the call handed its round off (timer
+ * armed), a failing step's work item ended the schedule meanwhile, and
+ * the timer finds that item pending, which then runs before the timer
+ * drops its reference: the timer's is the last.
+ */
+TEST(coll__start_timer_whose_work_item_runs_meanwhile_leaks_nothing)
+{
+	struct kprog_coll c = {
+		.req_id = 1, .steps = (u64)(uintptr_t)st, .nr_steps = 2,
+		.context = CTX, .tag = 1,
+	};
+	struct kt_ep *a, *b;
+
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 8);
+	st[1] = step(KPROG_STEP_COPY, 0, 0, sb[0], rb[1], BIG);	/* long */
+	ASSERT_OK(kt_ioctl(a, KPROG_IOC_COLL, &c));
+	EXPECT_EQ(c.done, 0);
+	EXPECT_EQ(mock_work_queued(), 0);	/* the timer is armed */
+	kt_close(b);				/* the receive fails */
+	EXPECT_EQ(mock_work_queued(), 1);
+	mock_queue_busy_hook = run_pending_item;
+	mock_time_advance((u64)kprog_coll_start_delay_us * NSEC_PER_USEC);
+	EXPECT(!mock_queue_busy_hook);		/* it ran */
+	mock_run_work();
+	EXPECT_CQE(a, 1, 0, -ECONNRESET);
+	EXPECT_EQ(kt_nr_ops(a), 0);
+	EXPECT_EQ(a->ep->nr_colls, 0);				/* internal */
+}
+
 TEST(coll__worker_of_an_exiting_process_ends_the_schedule)
 {
 	struct kt_ep *a, *b;
