@@ -213,4 +213,76 @@ TEST(unload_after_close_in_flight_then_reload)
 	TH_LOG("module reloaded with \"%s\"", saved_params);
 }
 
+/*
+ * The same with collective schedules: the last close comes with their
+ * start timers armed (coll_start_delay_us = 10 ms), work items queued and
+ * a receive step posted; the module is removed at once. Unloading must
+ * wait for the timers and the work items, and report no leaked schedule.
+ */
+TEST(unload_right_after_close_with_schedule_timers_armed)
+{
+	char line[256];
+	int leaks, err, writable = kp_param_writable("coll_start_delay_us");
+	int ko = kp_ko_open("kprog");
+	pid_t pid;
+
+	ASSERT_TRUE(module_loaded());
+	ASSERT_LE(0, ko) TH_LOG("kmod/core/kprog.ko not found: not unloading");
+	close(ko);
+	if (!kp_param("max_colls"))
+		SKIP(return, "max_colls=0: no schedules");
+	if (writable)
+		ASSERT_EQ(0, kp_param_write("coll_start_delay_us", 10000));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		size_t len = 1u << 20;
+		unsigned char *a = kp_alloc(len), *b = kp_alloc(len);
+		struct kprog_coll_step st[3];
+		struct kprog_coll c;
+		struct kp_ep e[2];
+		double y;
+		int i;
+
+		if (!a || !b || kp_job_open(e, 2, 2, kp_key(), 0, 0))
+			_exit(2);
+		memset(st, 0, sizeof(st));
+		st[0].kind = KPROG_STEP_RECV;
+		st[0].peer = 1;
+		st[0].dst = (__u64)(uintptr_t)&y;
+		st[0].len = 8;
+		st[1].kind = KPROG_STEP_COPY;
+		st[1].src = (__u64)(uintptr_t)a;
+		st[1].dst = (__u64)(uintptr_t)b;
+		st[1].len = len;
+		st[2] = st[1];
+		st[2].round = 1;
+		for (i = 0; i < 8; i++) {
+			c = (struct kprog_coll){ .req_id = i,
+				.steps = (__u64)(uintptr_t)st, .nr_steps = 3,
+				.context = 1, .tag = i };
+			if (ioctl(e[0].fd, KPROG_IOC_COLL, &c))
+				_exit(3);
+		}
+		kp_job_close(e, 2);
+		_exit(0);
+	}
+	ASSERT_EQ(0, kp_child_status(pid, NULL));
+	leaks = leak_lines(line, sizeof(line));
+	err = remove_when_idle();
+	if (err && writable)
+		kp_param_write("coll_start_delay_us", 100);
+	ASSERT_EQ(0, err) TH_LOG("delete_module with no open file: %s",
+				 strerror(err));
+	EXPECT_FALSE(module_loaded());
+	EXPECT_EQ(leaks, leak_lines(line, sizeof(line)))
+		TH_LOG("objects leaked: %s", line);
+	err = load_again();
+	ASSERT_EQ(0, err) TH_LOG("reload (params \"%s\"): %s", saved_params,
+				 strerror(err));
+	ASSERT_TRUE(module_loaded());
+	/* Loaded again with the parameters it had before the test. */
+	EXPECT_NE(10000, kp_param("coll_start_delay_us"));
+}
+
 TEST_HARNESS_MAIN
