@@ -126,6 +126,10 @@ static atomic_t kprog_coll_timers = ATOMIC_INIT(0);
  * @start: queues @work on its CPU a while after the ioctl handed off
  * @home: the CPU the ioctl ran on, where the work item runs the rounds
  *	that completions start (-1: unbound, the CPU does no unbound work)
+ * @memlock: the pin limit of the steps the work item starts
+ *	(kprog_memlock_pages() of the posting process, read in its call
+ *	before the work item may start any: a kernel thread has every
+ *	capability)
  * @steps: the checked copy of the caller's steps (in @tail)
  * @ops: per step, its operation while it is in flight (referenced; in
  *	@tail)
@@ -154,6 +158,7 @@ struct kprog_sched {
 	struct work_struct work;
 	struct hrtimer start;
 	int home;
+	u64 memlock;
 	struct kprog_coll_step *steps;
 	struct kprog_op **ops;
 	struct kprog_op *tail[];
@@ -442,6 +447,8 @@ static int kprog_sched_send_rndv(struct kprog_sched *s, u32 i,
 	sop = kprog_op_new_mm(ep, p, true, im, KPROG_BUDGET_NONE, s->mm);
 	if (IS_ERR(sop))
 		return PTR_ERR(sop);
+	if (s->in_worker)
+		sop->buf.memlock = s->memlock;
 	/* Bounded by max_colls * max_coll_steps, not max_rndv. */
 	kprog_op_charge_budget(sop, KPROG_BUDGET_RNDV, true);
 	sop->sched = s;
@@ -545,6 +552,8 @@ static int kprog_sched_recv(struct kprog_sched *s, u32 i)
 	rop = kprog_op_new_mm(ep, &p, false, NULL, KPROG_BUDGET_NONE, s->mm);
 	if (IS_ERR(rop))
 		return PTR_ERR(rop);
+	if (s->in_worker)
+		rop->buf.memlock = s->memlock;
 	kprog_op_charge_budget(rop, KPROG_BUDGET_OPS, true);
 	rop->sched = s;
 	rop->sched_step = i;
@@ -920,6 +929,11 @@ int kprog_coll_post(struct kprog_ep *ep, struct kprog_coll *uc)
 		kprog_op_put(head);
 		kprog_sched_put(s);	/* it ran */
 	} else {
+		/*
+		 * Read here, where the poster calls: no work item starts a
+		 * step before the mutex is released.
+		 */
+		s->memlock = kprog_memlock_pages();
 		/*
 		 * Its completion goes to the ring. No work item can end the
 		 * schedule before it is listed: they wait for the mutex.

@@ -175,6 +175,23 @@ void kprog_op_uncharge_raw(struct kprog_ep *ep, u32 iov_entries)
 }
 
 /**
+ * kprog_memlock_pages() - what the caller may pin for a network transfer
+ *
+ * In the poster's own system call only: a kernel thread (a work item on a
+ * borrowed mm) has every capability, and its limits are not the process's.
+ *
+ * Return: RLIMIT_MEMLOCK in pages; U64_MAX without a limit or with
+ * CAP_IPC_LOCK.
+ */
+u64 kprog_memlock_pages(void)
+{
+	unsigned long lim = rlimit(RLIMIT_MEMLOCK);
+
+	return lim == RLIM_INFINITY || capable(CAP_IPC_LOCK) ? U64_MAX :
+							       lim >> PAGE_SHIFT;
+}
+
+/**
  * kprog_op_new_mm() - a new operation of @ep on a buffer in @mm
  * @ep: the posting endpoint (joined)
  * @post: the validated request
@@ -189,7 +206,11 @@ void kprog_op_uncharge_raw(struct kprog_ep *ep, u32 iov_entries)
  *
  * Copies the iovec array, charges one slot of @budget and the array's
  * entries against max_iov_total, references @mm and @ep. The caller
- * either activates the op or uncharges and puts it.
+ * either activates the op or uncharges and puts it. The pin limit
+ * (&kprog_ubuf.memlock) is read here when the poster calls on its own mm;
+ * otherwise it is 0 (nothing may be pinned long-term) unless the caller
+ * sets it (a collective schedule's work item: the poster's, read in its
+ * call).
  *
  * Return: the op with one reference, or an ERR_PTR.
  */
@@ -255,13 +276,9 @@ struct kprog_op *kprog_op_new_mm(struct kprog_ep *ep,
 	 * the capability check, microseconds of the start call under
 	 * emulation.
 	 */
-	if (mm == current->mm && op->buf.len) {
-		unsigned long lim = rlimit(RLIMIT_MEMLOCK);
-
-		op->buf.memlock = lim == RLIM_INFINITY ||
-				  capable(CAP_IPC_LOCK) ? U64_MAX :
-				  lim >> PAGE_SHIFT;
-	}
+	if (mm == current->mm && op->buf.len &&
+	    !(current->flags & PF_KTHREAD))
+		op->buf.memlock = kprog_memlock_pages();
 	return op;
 }
 

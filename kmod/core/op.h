@@ -150,6 +150,7 @@ struct kprog_op *kprog_op_new(struct kprog_ep *ep,
 			      const struct kprog_post *post, bool is_send,
 			      struct kprog_iov_import *im,
 			      enum kprog_op_budget budget);
+u64 kprog_memlock_pages(void);
 struct kprog_op *kprog_op_new_mm(struct kprog_ep *ep,
 				 const struct kprog_post *post, bool is_send,
 				 struct kprog_iov_import *im,

@@ -277,7 +277,7 @@ int kt_fx_rndv(struct kt_ep *dst, u32 src, u32 context, s32 tag, u64 len,
 {
 	struct kprog_env env = {
 		.context = context, .src = src, .dst = dst->ep->rank,
-		.tag = tag, .len = len, .flags = KPROG_ENV_RNDV,
+		.tag = tag, .len = len, .flags = KPROG_ENV_RNDV | kt_fx.env_flags,
 	};
 	struct kprog_rdesc rd = {
 		.net = { .conn = &kt_fx, .cookie = cookie, .addr = 0x7000000,

@@ -69,7 +69,7 @@ struct kt_fx {
 	bool pull_now;		/* pull copies kt_fx.pull_data and is done */
 	const void *pull_data;	/* what pull_now copies (NULL: nothing) */
 	bool done_in_softirq;	/* kt_fx_pull_done() reports from a softirq */
-	u32 env_flags;		/* or-ed into kt_fx_eager()'s envelopes */
+	u32 env_flags;		/* or-ed into kt_fx_eager()'s and kt_fx_rndv()'s envelopes */
 	/* Records. */
 	struct kt_fx_sent sent[KT_FX_MAX];
 	int nsent;

@@ -494,7 +494,8 @@ void mock_sched_reset(void)
 		mock_kworker = proc_alloc(0, false);
 	snprintf(mock_kworker->task.comm, sizeof(mock_kworker->task.comm),
 		 "kworker");
-	mock_kworker->task.flags |= PF_WQ_WORKER;	/* as a real kworker */
+	mock_kworker->task.flags |= PF_WQ_WORKER | PF_KTHREAD;	/* as a real kworker */
+	mock_kworker->caps = ~0ULL;	/* kernel threads have every capability */
 	nr_procs = 0;
 	mock_default_proc = mock_proc_new(1000);
 	mock_set_current(mock_default_proc);

@@ -1044,6 +1044,46 @@ TEST(coll__end_completed_by_a_process_call_runs_on_its_home_cpu)
 }
 
 /*
+ * A step the work item starts is an operation made in a kernel thread on
+ * the process's borrowed mm, and a kernel thread has every capability:
+ * the RLIMIT_MEMLOCK that a network transport charges its pins against
+ * must be the posting process's, read in its call (U64_MAX there, before
+ * the fix: pins of schedules were never limited).
+ */
+TEST(coll__steps_the_work_item_starts_carry_the_poster_s_memlock_limit)
+{
+	static const u32 map[3] = { 0, 0, 1 };	/* rank 2 on another node */
+	struct kprog_coll c;
+	struct kt_ep *a;
+
+	kprog_eager_limit = 64;
+	kt_fx_install();
+	a = kt_open();
+	ASSERT_OK(kt_join_map(a, kt_new_key(), 0, 3, map, 2, 0));
+	a->proc->sig.rlim[RLIMIT_MEMLOCK].rlim_cur = 3 * PAGE_SIZE;
+	a->proc->caps = 0;
+	st[0] = step(KPROG_STEP_RECV, 0, 2, NULL, rb[0], BIG);
+	st[1] = step(KPROG_STEP_SEND, 0, 2, sb[0], NULL, BIG);
+	ASSERT_OK(coll(a, st, 2, 7, 70, &c));
+	EXPECT_EQ(c.done, 0);
+	mock_run_work();			/* the handed-off round */
+	ASSERT_EQ(kt_fx.nsent, 1);
+	EXPECT_EQ(kt_fx.sent[0].msg->sop->buf.memlock, 3);	/* internal */
+	kt_fx.env_flags = KPROG_ENV_COLL;
+	EXPECT_EQ(kt_ring_count(a), 0);
+	ASSERT_OK(kt_fx_rndv(a, 2, CTX, 7, BIG, 77, false));
+	mock_run_work();
+	EXPECT_EQ(kt_ring_count(a), 0);
+	ASSERT_EQ(kt_fx.npulls, 1);
+	EXPECT_EQ(kt_fx.pulls[0].x->rop->buf.memlock, 3);	/* internal */
+	kt_fx_pull_done(0, sb[1], 0);
+	kt_fx_remote_fin(0, BIG, 0);
+	mock_run_work();
+	EXPECT_CQE(a, 70, 0, 0);
+	a->proc->sig.rlim[RLIMIT_MEMLOCK].rlim_cur = RLIM_INFINITY;
+}
+
+/*
  * Messages of two outstanding schedules of one communicator (two tags)
  * arrive in the opposite order to the schedules' posts, eager or
  * rendezvous: each lands in its own schedule's buffer, and either schedule
