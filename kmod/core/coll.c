@@ -44,6 +44,7 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
+#include <linux/memcontrol.h>
 #include <linux/kthread.h>
 #include <linux/hrtimer.h>
 #include <linux/delay.h>
@@ -130,6 +131,10 @@ static atomic_t kprog_coll_timers = ATOMIC_INIT(0);
  *	(kprog_memlock_pages() of the posting process, read in its call
  *	before the work item may start any: a kernel thread has every
  *	capability)
+ * @memcg: the posting process's memory cgroup, referenced, taken with
+ *	@memlock (NULL: none): what the work item allocates for the
+ *	schedule is charged there, as in the call (a kernel thread's own
+ *	allocations are charged to nobody)
  * @steps: the checked copy of the caller's steps (in @tail)
  * @ops: per step, its operation while it is in flight (referenced; in
  *	@tail)
@@ -159,6 +164,7 @@ struct kprog_sched {
 	struct hrtimer start;
 	int home;
 	u64 memlock;
+	struct mem_cgroup *memcg;
 	struct kprog_coll_step *steps;
 	struct kprog_op **ops;
 	struct kprog_op *tail[];
@@ -168,6 +174,7 @@ static void kprog_sched_free(struct kprog_sched *s)
 {
 	if (s->head)
 		kprog_op_put(s->head);
+	mem_cgroup_put(s->memcg);
 	mmdrop(s->mm);
 	kprog_ep_put(s->ep);
 	kvfree(s);
@@ -725,10 +732,12 @@ static void kprog_sched_work(struct work_struct *work)
 	struct kprog_sched *s = container_of(work, struct kprog_sched, work);
 	struct kprog_ep *ep = s->ep;
 	u64 start = kprog_stat_clock();
+	struct mem_cgroup *memcg;
 	struct kprog_cqe c;
 	bool over = false, mm = false;
 
 	mutex_lock(&ep->coll_mutex);
+	memcg = set_active_memcg(s->memcg);
 	if (READ_ONCE(s->err))
 		kprog_sched_withdraw(s);
 	if (xchg(&s->handoff, false)) {
@@ -755,6 +764,7 @@ static void kprog_sched_work(struct work_struct *work)
 		if (over)
 			ep->nr_colls--;
 	}
+	set_active_memcg(memcg);
 	mutex_unlock(&ep->coll_mutex);
 	/* Counted before the completion makes it visible to user space. */
 	kprog_stat_run(KPROG_STAT_WORK_ITEMS, start);
@@ -930,10 +940,12 @@ int kprog_coll_post(struct kprog_ep *ep, struct kprog_coll *uc)
 		kprog_sched_put(s);	/* it ran */
 	} else {
 		/*
-		 * Read here, where the poster calls: no work item starts a
-		 * step before the mutex is released.
+		 * The poster's pin limit and memory cgroup, for what the work
+		 * item does on its behalf; read here, in its call: no work
+		 * item starts a step before the mutex is released.
 		 */
 		s->memlock = kprog_memlock_pages();
+		s->memcg = get_mem_cgroup_from_mm(current->mm);
 		/*
 		 * Its completion goes to the ring. No work item can end the
 		 * schedule before it is listed: they wait for the mutex.

@@ -308,6 +308,7 @@ void mock_reset(void)
 	mock_lib_reset();
 	mock_ib_reset();
 	mock_sched_reset();
+	mock_memcg_forget();
 	mock_set_cpus(1, 0);
 	mock_housekeeping_cpus = ~0UL;
 }

@@ -148,6 +148,8 @@ struct mock_proc {
 extern struct mock_proc *mock_default_proc;
 struct mock_proc *mock_proc_new(uid_t euid);	/* freed after the test */
 void mock_set_current(struct mock_proc *p);
+/* The memory cgroup of @mm (get_mem_cgroup_from_mm() without a reference). */
+struct mem_cgroup *mock_memcg_of(struct mm_struct *mm);
 /* The process exits: its mm loses its last user (mmget_not_zero() fails). */
 void mock_proc_exit_mm(struct mock_proc *p);
 /* A signal is pending for @p (interruptible sleeps end with -ERESTARTSYS). */

@@ -67,6 +67,7 @@ void mock_mm_check(void);
 
 /* mock_sched.c */
 extern struct mock_proc *mock_kworker;
+void mock_memcg_forget(void);
 void mock_sched_reset(void);
 void mock_sched_check(void);
 void mock_sched_forget(void);

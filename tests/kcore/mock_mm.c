@@ -11,6 +11,7 @@
 #include <linux/kthread.h>
 #include <asm/fpu/api.h>
 #include <linux/mmu_notifier.h>
+#include <linux/memcontrol.h>
 #include "mock.h"
 #include "mock_int.h"
 #include "runner.h"
@@ -362,12 +363,75 @@ void mock_huge_unmap(void *p, u64 len)
 static int mock_fpu_depth;
 static struct mm_struct *mock_used_mm;
 
+static void mock_memcg_check(void);
+
 void mock_mm_check(void)
 {
+	mock_memcg_check();
 	if (mock_used_mm || mock_fpu_depth)
 		mock_fail_at(NULL, "an mm still in use by a kernel thread, or an FPU section open");
 	if (mock_pinned_pages)
 		mock_fail_after("%ld pages left pinned", mock_pinned_pages);
+}
+
+/* ---------------------------------------------------------------------
+ * Memory cgroups: one per address space, whose references are counted
+ * (css_put() is the kernel's inline: the reference is an atomic-mode
+ * percpu_ref). mock_memcg_of() names a process's; the check after each
+ * test fails on a reference left.
+ */
+DEFINE_PER_CPU(struct mem_cgroup *, int_active_memcg);
+
+#define MOCK_MEMCGS	16
+static struct mock_memcg {
+	struct mem_cgroup memcg;
+	struct percpu_ref_data data;
+	struct mm_struct *mm;
+} mock_memcgs[MOCK_MEMCGS];
+
+struct mem_cgroup *mock_memcg_of(struct mm_struct *mm)
+{
+	struct mock_memcg *m;
+	int i;
+
+	for (i = 0; i < MOCK_MEMCGS; i++) {
+		m = &mock_memcgs[i];
+		if (m->mm == mm)
+			return &m->memcg;
+		if (!m->mm) {
+			m->mm = mm;
+			atomic_long_set(&m->data.count, 1);
+			m->memcg.css.refcnt.data = &m->data;
+			m->memcg.css.refcnt.percpu_count_ptr = __PERCPU_REF_ATOMIC;
+			return &m->memcg;
+		}
+	}
+	kt_fatal(__FILE__, __LINE__, "too many memory cgroups");
+	return NULL;
+}
+
+struct mem_cgroup *get_mem_cgroup_from_mm(struct mm_struct *mm)
+{
+	struct mem_cgroup *memcg = mock_memcg_of(mm);
+
+	atomic_long_inc(&memcg->css.refcnt.data->count);
+	return memcg;
+}
+
+static void mock_memcg_check(void)
+{
+	int i;
+
+	for (i = 0; i < MOCK_MEMCGS && mock_memcgs[i].mm; i++)
+		if (atomic_long_read(&mock_memcgs[i].data.count) != 1)
+			mock_fail_after("%ld memory cgroup reference(s) left",
+					atomic_long_read(&mock_memcgs[i].data.count) - 1);
+	mock_memcg_forget();
+}
+
+void mock_memcg_forget(void)
+{
+	memset(mock_memcgs, 0, sizeof(mock_memcgs));
 }
 
 /* ---------------------------------------------------------------------

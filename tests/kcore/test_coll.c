@@ -1084,6 +1084,53 @@ TEST(coll__steps_the_work_item_starts_carry_the_poster_s_memlock_limit)
 }
 
 /*
+ * Allocations of kernel threads working on a process's mm, and those of
+ * them not charged to that process's memory cgroup.
+ */
+static int kthread_allocs, uncharged;
+
+static void note_charge(void *arg)
+{
+	if (!(current->flags & PF_KTHREAD) || !current->mm)
+		return;
+	kthread_allocs++;
+	if (current->active_memcg != mock_memcg_of(current->mm))
+		uncharged++;
+}
+
+/*
+ * What the work item allocates for a schedule (the next round's operations
+ * and eager messages, bounce buffers) is charged to the posting process's
+ * memory cgroup, as in its call: a kernel thread's own allocations are
+ * charged to nobody (nothing was charged before the fix).
+ */
+TEST(coll__what_the_work_item_allocates_is_charged_to_the_poster_s_memcg)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_RECV, 0, 1, NULL, rb[0], 8);
+	st[1] = step(KPROG_STEP_SEND, 1, 1, sb[0], NULL, 8);
+	st[2] = step(KPROG_STEP_RECV, 1, 1, NULL, rb[1], 8);
+	st[3] = step(KPROG_STEP_SEND, 0, 0, sb[1], NULL, 8);
+	st[4] = step(KPROG_STEP_RECV, 1, 0, NULL, rb[2], 8);
+	st[5] = step(KPROG_STEP_SEND, 1, 0, sb[2], NULL, 8);
+	ASSERT_OK(coll(a, st, 3, 1, 1, &c));
+	EXPECT_EQ(c.done, 0);
+	kthread_allocs = uncharged = 0;
+	mock_alloc_hook = note_charge;
+	ASSERT_OK(coll(b, st + 3, 3, 1, 2, &c));	/* a's round 0 ends */
+	EXPECT(mock_run_work() >= 1);		/* a's round 1, in a worker */
+	mock_alloc_hook = NULL;
+	EXPECT(kthread_allocs > 0);
+	EXPECT_EQ(uncharged, 0);
+	mock_run_work();
+	EXPECT_CQE(a, 1, 0, 0);
+	EXPECT_CQE(b, 2, 0, 0);
+}
+
+/*
  * Messages of two outstanding schedules of one communicator (two tags)
  * arrive in the opposite order to the schedules' posts, eager or
  * rendezvous: each lands in its own schedule's buffer, and either schedule
