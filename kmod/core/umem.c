@@ -231,6 +231,13 @@ static long kprog_umem_pin(struct mm_struct *mm, unsigned long addr, u64 n,
 				    write ? FOLL_WRITE : 0, pages, NULL);
 #endif
 	mmap_read_unlock(mm);
+	/*
+	 * gup's answer to a fatal signal of the copying task (a process
+	 * killed in its own call): it is leaving, as kprog_umem_copy()'s
+	 * abort would have said at the next chunk.
+	 */
+	if (ret == -EINTR || ret == -ERESTARTSYS)
+		return -ECONNRESET;
 	return ret ? ret : -EFAULT;
 }
 

@@ -130,6 +130,7 @@ long mock_kmalloc_fail_nth;
 u64 mock_copy_from_user_errors;
 u64 mock_copy_to_user_errors;
 u64 mock_gup_errors;
+long mock_gup_err = -EFAULT;
 u64 mock_misc_register_errors;
 u64 mock_remap_errors;
 unsigned long mock_gup_max_pages;
@@ -296,6 +297,7 @@ void mock_reset(void)
 	mock_copy_from_user_errors = 0;
 	mock_copy_to_user_errors = 0;
 	mock_gup_errors = 0;
+	mock_gup_err = -EFAULT;
 	mock_misc_register_errors = 0;
 	mock_remap_errors = 0;
 	mock_gup_max_pages = 0;

@@ -30,8 +30,10 @@ extern long mock_kmalloc_fail_nth;
 extern u64 mock_copy_from_user_errors;
 /* _copy_to_user() and put_user(): nothing copied, -EFAULT. */
 extern u64 mock_copy_to_user_errors;
-/* pin_user_pages_remote() and pin_user_pages_fast(): -EFAULT. */
+/* pin_user_pages_remote() and pin_user_pages_fast(): mock_gup_err. */
 extern u64 mock_gup_errors;
+/* What a failing pin returns: -EFAULT unless a test says (-EINTR: killed). */
+extern long mock_gup_err;
 /* misc_register(): -EBUSY. */
 extern u64 mock_misc_register_errors;
 /* remap_vmalloc_range(): -EAGAIN. */

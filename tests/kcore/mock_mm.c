@@ -179,7 +179,7 @@ long pin_user_pages_remote(struct mm_struct *mm, unsigned long start,
 	if (gup_flags & FOLL_GET)
 		mock_fail_at(CALLER, "pin_user_pages_remote() with FOLL_GET");
 	if (mock_check_error(&mock_gup_errors))
-		return -EFAULT;
+		return mock_gup_err;
 	if (mock_gup_max_pages && n > mock_gup_max_pages)
 		n = mock_gup_max_pages;
 	start &= PAGE_MASK;
@@ -210,7 +210,7 @@ int pin_user_pages_fast(unsigned long start, int nr_pages,
 	if (gup_flags & FOLL_GET)
 		mock_fail_at(CALLER, "pin_user_pages_fast() with FOLL_GET");
 	if (mock_check_error(&mock_gup_errors))
-		return -EFAULT;
+		return mock_gup_err;
 	if (mock_gup_max_pages && n > mock_gup_max_pages)
 		n = mock_gup_max_pages;
 	start &= PAGE_MASK;

@@ -1131,6 +1131,29 @@ TEST(coll__what_the_work_item_allocates_is_charged_to_the_poster_s_memcg)
 }
 
 /*
+ * A process killed while it copies a transfer in its own call: the pin
+ * fails with -EINTR (gup's answer to a fatal signal). Both sides end as for
+ * any departure, with -ECONNRESET (-EINTR reached the peer before the fix).
+ */
+TEST(coll__copy_stopped_by_a_fatal_signal_is_econnreset_for_both_sides)
+{
+	struct kt_ep *a, *b;
+	struct kprog_coll c;
+
+	kprog_eager_limit = 64;
+	kt_pair(&a, &b);
+	st[0] = step(KPROG_STEP_RECV, 0, 0, NULL, rb[0], BIG);
+	st[1] = step(KPROG_STEP_SEND, 0, 1, sb[0], NULL, BIG);
+	ASSERT_OK(coll(b, st, 1, 5, 51, &c));
+	ASSERT_OK(coll(a, st + 1, 1, 5, 50, &c));
+	mock_gup_err = -EINTR;
+	mock_gup_errors = 1;
+	mock_run_work();
+	EXPECT_CQE(a, 50, 0, -ECONNRESET);
+	EXPECT_CQE(b, 51, 0, -ECONNRESET);
+}
+
+/*
  * Messages of two outstanding schedules of one communicator (two tags)
  * arrive in the opposite order to the schedules' posts, eager or
  * rendezvous: each lands in its own schedule's buffer, and either schedule

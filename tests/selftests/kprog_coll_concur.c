@@ -501,8 +501,9 @@ static void *post_and_close_fn(void *arg)
 		}
 		exchange(&sb, c->peer, c->b[i].s, c->b[i].r, c->b[i].acc,
 			 c->b[i].out, sizes[(i + c->k) % 4]);
-		ret = sb_post(c->fd, &sb, 100 + c->k, ((__u64)c->k << 32) | i,
-			      &out);
+		/* A tag each: a send the close stopped shifts no match. */
+		ret = sb_post(c->fd, &sb, 100 + 8 * c->k + i,
+			      ((__u64)c->k << 32) | i, &out);
 		if (ret) {
 			c->err = ret;
 			break;
@@ -530,8 +531,9 @@ static void *mirror_fn(void *arg)
 		}
 		exchange(&sb, c->peer, c->b[i].s, c->b[i].r, c->b[i].acc,
 			 c->b[i].out, sizes[(i + c->k) % 4]);
-		ret = sb_post(c->fd, &sb, 100 + c->k, ((__u64)c->k << 32) | i,
-			      &out);
+		/* A tag each: a send the close stopped shifts no match. */
+		ret = sb_post(c->fd, &sb, 100 + 8 * c->k + i,
+			      ((__u64)c->k << 32) | i, &out);
 		if (ret) {
 			c->err = ret;
 			return NULL;
