@@ -383,7 +383,7 @@ static long kprog_ioc_info(void __user *uarg)
 		.features = KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
 			    KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_PEERS |
 			    KPROG_FEAT_TIMES | KPROG_FEAT_WAITER |
-			    KPROG_FEAT_RECV_BATCH,
+			    KPROG_FEAT_RECV_BATCH | KPROG_FEAT_WAIT_POLL,
 		.transports = kprog_xport_mask(),
 		.eager_limit = kprog_eager_limit,
 		.eager_quota = kprog_eager_quota,
@@ -597,8 +597,10 @@ static long kprog_ioc_wait(struct kprog_ep *ep, unsigned int cmd,
 
 	if (copy_from_user(&w, uarg, _IOC_SIZE(cmd)))
 		return -EFAULT;
-	if (w.flags & ~KPROG_WAIT_EVENTS)
+	if (w.flags & ~(KPROG_WAIT_EVENTS | KPROG_WAIT_POLL))
 		return -EINVAL;
+	if (w.flags & KPROG_WAIT_POLL)
+		kprog_xport_poll(ep->job);
 	kprog_ep_note_cpus(ep);
 	return kprog_cq_wait(ep, w.timeout_ns, w.flags & KPROG_WAIT_EVENTS,
 			     w.events);

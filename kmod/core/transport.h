@@ -94,6 +94,10 @@ struct kprog_xfer {
  * @net_conn: KPROG_IOC_NET_CONN (prepare or complete a connection to
  *	another node, out of band); @c checked by the transport. Process
  *	context. Optional (-EOPNOTSUPP without).
+ * @poll: run now, on this CPU, the completions that already wait in the
+ *	transport's completion queues for the connections to @job's nodes
+ *	(KPROG_WAIT_POLL: a waiter that spins for a message from another
+ *	node). Process context, must not sleep long. Optional.
  */
 struct kprog_transport {
 	const char *name;
@@ -110,6 +114,7 @@ struct kprog_transport {
 	void (*rank_left)(struct kprog_job *job, u32 rank);
 	int (*local_addr)(struct kprog_node_addr *addr);
 	int (*net_conn)(struct kprog_net_conn *c);
+	void (*poll)(struct kprog_job *job);
 };
 
 /* ---- core entry points for transports (match.c, rndv.c) ---- */
@@ -129,6 +134,7 @@ void kprog_xport_set_net(const struct kprog_transport *xport);
 const struct kprog_transport *kprog_xport_net_get(void);
 void kprog_xport_net_put(const struct kprog_transport *xport);
 u32 kprog_xport_mask(void);
+void kprog_xport_poll(struct kprog_job *job);
 int kprog_xport_init(void);
 void kprog_xport_exit(void);
 

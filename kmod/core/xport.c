@@ -104,6 +104,19 @@ u32 kprog_xport_mask(void)
 }
 
 /**
+ * kprog_xport_poll() - KPROG_WAIT_POLL: the job's network completions now
+ * @job: the caller's job
+ *
+ * Through the network transport the job holds (its module stays while the
+ * job does); nothing for a job on one node. Process context.
+ */
+void kprog_xport_poll(struct kprog_job *job)
+{
+	if (job->net && job->net->poll && READ_ONCE(kprog_net_xport))
+		job->net->poll(job);
+}
+
+/**
  * kprog_xport_init() - set every transport up; may sleep
  *
  * Return: 0, or the first transport's error (the others are undone).

@@ -83,6 +83,7 @@ extern unsigned int kprog_ib_keepalive_ms;
 extern unsigned int kprog_ib_conn_admin;
 extern unsigned int kprog_ib_pin_cache_mb;
 extern unsigned int kprog_ib_send_signal;
+extern bool kprog_ib_net_poll;
 
 /**
  * struct kprog_ib_addr - a node's address, as connections see it
@@ -400,6 +401,7 @@ int kprog_ib_conn_grant(struct kprog_ib_conn *conn, u16 credits);
 void kprog_ib_conn_fail(struct kprog_ib_conn *conn, int err);
 void kprog_ib_conn_dev_gone(struct ib_device *dev);
 bool kprog_ib_conn_alive(struct kprog_ib_conn *conn);
+void kprog_ib_conn_poll(struct kprog_ib_conn *conn);
 void kprog_ib_conn_count(struct ib_wc *wc, u64 start);
 void kprog_ib_conn_show(struct seq_file *m);
 int kprog_ib_net_conn(struct kprog_net_conn *c);

@@ -291,6 +291,40 @@ bool kprog_ib_conn_alive(struct kprog_ib_conn *conn)
 	return READ_ONCE(conn->state) != KPROG_IB_CS_DEAD;
 }
 
+/**
+ * kprog_ib_conn_poll() - run the connection's completions now, on this CPU
+ * @conn: the connection
+ *
+ * KPROG_WAIT_POLL. The CQ is polled in softirq (IB_POLL_SOFTIRQ), once
+ * its completion event has been handled: on rxe that is a tasklet of the
+ * CPU that received the packet, which runs only after the rest of that
+ * softirq work (the responder's ACK, later packets), about 120 us after
+ * the completion is in the queue under emulation (docs/rdma.md,
+ * thirteenth session), while a rank spinning on another CPU for that
+ * message could have had it at once, as a user-space verbs library that
+ * polls its CQ has it. So the waiter raises the CQ's completion event
+ * itself, with bottom halves off: ib_core's handler schedules the CQ's
+ * irq_poll on this CPU and local_bh_enable() runs it here. irq_poll
+ * admits one poller of a CQ at a time, so completions are still handled
+ * one after the other, in order, whoever raises the event; a CQ without
+ * completions costs one empty poll and a re-arm. Only while the
+ * connection is up (its CQ is then in use; after teardown it is back in
+ * the device's pool, which outlives the connection).
+ *
+ * Process context.
+ */
+void kprog_ib_conn_poll(struct kprog_ib_conn *conn)
+{
+	struct ib_cq *cq;
+
+	spin_lock_bh(&conn->lock);
+	cq = conn->cq;
+	if (READ_ONCE(conn->state) == KPROG_IB_CS_CONNECTED && cq &&
+	    cq->poll_ctx == IB_POLL_SOFTIRQ && cq->comp_handler)
+		cq->comp_handler(cq, cq->cq_context);
+	spin_unlock_bh(&conn->lock);	/* runs the poll, without the lock */
+}
+
 /*
  * Under conn->lock: post one message. Most SENDs are unsignaled: one in
  * send_signal asks for a completion, and so does the one that takes the

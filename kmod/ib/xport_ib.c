@@ -120,6 +120,17 @@ module_param_cb(send_signal, &kprog_ib_send_signal_ops,
 MODULE_PARM_DESC(send_signal,
 		 "Ask for a completion of one SEND in this many (1: every SEND), [1, 256] (default 16)");
 
+/*
+ * KPROG_WAIT_POLL runs the connections' completions on the waiter's CPU
+ * (kprog_ib_conn_poll()); 0: it polls nothing and completions wait for
+ * their event as before. Writable at run time, so that one boot can
+ * compare the two.
+ */
+bool kprog_ib_net_poll = true;
+module_param_named(net_poll, kprog_ib_net_poll, bool, 0644);
+MODULE_PARM_DESC(net_poll,
+		 "A rank that spins for a message from another node may run this node's completions itself (KPROG_WAIT_POLL), 0 = off (default 1)");
+
 static char *kprog_ib_node_addr_param = "";
 module_param_named(node_addr, kprog_ib_node_addr_param, charp, 0444);
 MODULE_PARM_DESC(node_addr,
@@ -203,6 +214,29 @@ static void kprog_ib_rank_left(struct kprog_job *job, u32 rank)
 	}
 }
 
+/*
+ * KPROG_WAIT_POLL: the completions of the connections to the job's nodes
+ * now, on the waiter's CPU (kprog_ib_conn_poll()); net_poll=0 turns it
+ * off.
+ */
+static void kprog_ib_poll(struct kprog_job *job)
+{
+	struct kprog_ib_conn *conn;
+	u32 n;
+
+	if (!READ_ONCE(kprog_ib_net_poll) || !job->rank_node)
+		return;
+	for (n = 0; n < job->nr_nodes; n++) {
+		if (n == job->self_node && !job->net_only)
+			continue;
+		conn = kprog_ib_conn_get(&job->nodes[n], false);
+		if (IS_ERR_OR_NULL(conn))
+			continue;
+		kprog_ib_conn_poll(conn);
+		kprog_ib_conn_put(conn);
+	}
+}
+
 const struct kprog_transport kprog_ib_xport = {
 	.name = "ib",
 	.owner = THIS_MODULE,
@@ -215,6 +249,7 @@ const struct kprog_transport kprog_ib_xport = {
 	.rank_left = kprog_ib_rank_left,
 	.local_addr = kprog_ib_local_addr,
 	.net_conn = kprog_ib_net_conn,
+	.poll = kprog_ib_poll,
 };
 
 static int kprog_ib_state_show(struct seq_file *m, void *unused)

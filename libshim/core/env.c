@@ -58,6 +58,8 @@ const struct kp_env_var kp_env_vars[KP_ENV_NR] = {
 		"small MPI_Irecv from other nodes wait in a queue and go to the module up to 64 in one system call, at the rank's next MPI call (0: one call each)" },
 	[KP_ENV_SMALL_RECV_YIELD] = { "KPROG_SMALL_RECV_YIELD", KP_ENV_BOOL, "1", 0, 0, NULL,
 		"a blocking call waiting only for small receives posted in the module (which softirq completes, no worker) yields the CPU every 8 us as for other kernel work (0: it spins without yielding; the oversubscribed and crowded rules still yield)" },
+	[KP_ENV_NET_POLL_US] = { "KPROG_NET_POLL_US", KP_ENV_INT, "0", 0, 1000000, NULL,
+		"in a job across nodes, a blocking call that waits for the module spins and, this often, has the module run the network completions already there on its own CPU (KPROG_WAIT_POLL), instead of waiting for the NIC's completion event to be handled; 0 (the default): never (docs/rdma.md, thirteenth session)" },
 };
 
 FILE *kp_env_report;

@@ -548,6 +548,9 @@ void kp_setup(int provided)
 		    kp_env_bool(KP_ENV_RECV_BATCH);
 	/* KPROG_SMALL_RECV_YIELD=0: no yields for small receives from other nodes (A/B runs) */
 	kp.small_yield = kp_env_bool(KP_ENV_SMALL_RECV_YIELD);
+	/* KPROG_NET_POLL_US=0: wait for the NIC's completion event (A/B runs) */
+	if (kp.net && (info.features & KPROG_FEAT_WAIT_POLL))
+		kp.net_poll_ns = (uint64_t)kp_env_long(KP_ENV_NET_POLL_US) * 1000;
 	if (kp.rbatch && pthread_atfork(flush_before_fork, NULL, NULL))
 		kp.rbatch = false;
 	kp_pool_init(&req_upcalls);
@@ -653,6 +656,8 @@ void kp_shutdown(void)
 			       (unsigned long long)f->drains, (unsigned long long)f->kicks,
 			       (unsigned long long)f->full, (unsigned long long)f->full_fallback);
 		}
+		if (kp.net_poll_ns)
+			kp_log(1, "network polls while waiting: %llu", (unsigned long long)kp.net_polls);
 		kp_log(1, "waits %llu slept %llu, spin limit %llu us (grew %llu, shrank %llu; crowded %llu times%s; yields %llu, lost %llu, long but to our ranks %llu; spun on with CPUs free %llu, ended so %llu; sends that yielded %llu)",
 		       (unsigned long long)kp.spin.waits, (unsigned long long)kp.spin.slept,
 		       (unsigned long long)kp.spin.limit_ns / 1000,

@@ -275,8 +275,18 @@ void kp_wait_step(struct kp_wait *w, bool ompi_pending)
 		w->naps = 0;
 	}
 	if (now - w->last < kp_spin_limit(&kp.spin, now)) {
-		static uint64_t last_yield;
+		static uint64_t last_yield, last_poll;
 
+		/*
+		 * Across nodes: have the module run the NIC's completions here
+		 * rather than wait until their event is handled, perhaps on
+		 * another CPU and behind other softirq work (KPROG_WAIT_POLL).
+		 */
+		if (w->kernel_work && kp.net_poll_ns && now - last_poll >= kp.net_poll_ns) {
+			kp_net_poll();
+			last_poll = now;
+			return;
+		}
 		if (kp_spin_may_yield(&kp.spin, now)) {
 			/* a rank runnable on this CPU (our partner?) goes first */
 			kp_spin_yield(now, &w->delay0);

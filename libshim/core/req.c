@@ -712,6 +712,14 @@ void kp_sleep(long timeout_ns)
 	ioctl(kp.fd, KPROG_IOC_WAIT, &w);	/* ETIMEDOUT, EINTR: caller loops */
 }
 
+void kp_net_poll(void)
+{
+	struct kprog_wait w = { .timeout_ns = 0, .flags = KPROG_WAIT_POLL };
+
+	kp.net_polls++;
+	ioctl(kp.fd, KPROG_IOC_WAIT, &w);	/* ETIMEDOUT when nothing came */
+}
+
 void kp_sleep_events(long timeout_ns, uint32_t events)
 {
 	struct kprog_wait w = { .timeout_ns = timeout_ns, .flags = KPROG_WAIT_EVENTS,

@@ -39,6 +39,8 @@ struct kp_state {
 	bool waiter;		/* the module has KPROG_FEAT_WAITER */
 	bool rbatch;		/* KPROG_FEAT_RECV_BATCH and KPROG_RECV_BATCH: receives in batches */
 	bool small_yield;	/* KPROG_SMALL_RECV_YIELD: kp_req_wait_yields() */
+	uint64_t net_poll_ns;	/* KPROG_NET_POLL_US: kp_wait_step() polls the network (0: not) */
+	uint64_t net_polls;	/* those polls, for the verbose summary */
 	struct kp_spin spin;	/* how long blocking calls spin before sleeping */
 	uint64_t activity;	/* bumped by every completion: idle detection */
 	long full_wait_ns;	/* a send spins this long for channel room */
@@ -303,6 +305,7 @@ bool kp_deferred_sends(void);		/* sends wait for kernel slots */
 bool kp_deferred_recvs(void);		/* receives wait for kernel slots */
 const struct kp_req *kp_kernel_recvs(void);	/* receives in the kernel (knext) */
 void kp_sleep(long timeout_ns);		/* KPROG_IOC_WAIT */
+void kp_net_poll(void);			/* KPROG_IOC_WAIT, KPROG_WAIT_POLL, no sleep */
 void kp_sleep_events(long timeout_ns, uint32_t events);	/* ... or an event */
 int kp_post(struct kp_req *r, unsigned long ioc);	/* MPI error code */
 void kp_complete(struct kp_req *r, const struct kprog_cqe *cqe);

@@ -283,6 +283,7 @@ struct peer_ctx {
 	struct kt_ep *e;
 	u64 key;
 	u16 owed;	/* the module's messages received, not yet credited */
+	u32 qpn;	/* this node's QP of the connection */
 };
 
 static const u32 map2[2] = { 0, 1 };
@@ -342,6 +343,7 @@ static void peer_job_reg(struct peer_ctx *c, bool reg_qp)
 	ASSERT_EQ(nc.status, KPROG_NET_CONNECTED);
 	mock_ib_peer_connect(c->p, mine.qpn, mine.psn);
 	EXPECT_EQ(mock_ib_qp_state(mock_ib_qp(mine.qpn)), IB_QPS_RTS);
+	c->qpn = mine.qpn;
 	mock_default_proc->caps &= ~BIT_ULL(CAP_NET_ADMIN);
 }
 
@@ -431,6 +433,49 @@ TEST(ib__net_conn_connects_a_peer_node_and_eager_messages_cross_both_ways)
 	EXPECT(!kt_ring_count(c.e));
 	EXPECT_OK(kt_cancel(c.e, 43));
 	EXPECT_CQE(c.e, 43, 0, -ECANCELED);
+}
+
+static int cq_events;
+
+static void count_cq_event(struct ib_cq *cq, void *ctx)
+{
+	cq_events++;
+}
+
+/*
+ * KPROG_WAIT_POLL raises the completion event of the CQ of the connection
+ * to the job's other node (ib_core would then poll it on this CPU), once
+ * per call; with net_poll off, or in a job on one node, nothing.
+ */
+TEST(ib__a_polling_waiter_raises_the_completion_event_of_its_nodes_cq)
+{
+	struct kprog_wait w = { .timeout_ns = 0, .flags = KPROG_WAIT_POLL };
+	struct peer_ctx c;
+	struct kt_ep *one;
+	struct ib_cq *cq;
+
+	peer_job(&c);
+	cq = mock_ib_qp(c.qpn)->recv_cq;
+	ASSERT(cq && cq->poll_ctx == IB_POLL_SOFTIRQ);
+	cq->comp_handler = count_cq_event;
+	cq_events = 0;
+	EXPECT_OK(kt_ioctl(c.e, KPROG_IOC_WAIT, &w));
+	EXPECT_EQ(cq_events, 1);
+	w.flags = 0;
+	EXPECT_OK(kt_ioctl(c.e, KPROG_IOC_WAIT, &w));
+	EXPECT_EQ(cq_events, 1);
+	w.flags = KPROG_WAIT_POLL;
+	kprog_ib_net_poll = false;
+	EXPECT_OK(kt_ioctl(c.e, KPROG_IOC_WAIT, &w));
+	EXPECT_EQ(cq_events, 1);
+	kprog_ib_net_poll = true;
+	one = kt_open();
+	ASSERT_OK(kt_join(one, kt_new_key(), 0, 1));
+	EXPECT_OK(kt_ioctl(one, KPROG_IOC_WAIT, &w));
+	EXPECT_EQ(cq_events, 1);
+	w.flags = 1U << 2;
+	EXPECT_ERR(kt_ioctl(c.e, KPROG_IOC_WAIT, &w), -EINVAL);
+	cq->comp_handler = NULL;
 }
 
 TEST(ib__rts_from_a_peer_is_read_from_its_memory_then_finned)

@@ -430,7 +430,8 @@ TEST(main__get_info_reports_the_abi_features_transports_and_limits)
 				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_FASTPATH |
 				 KPROG_FEAT_PEERS | KPROG_FEAT_TIMES |
 				 KPROG_FEAT_WAITER | KPROG_FEAT_GRANTS |
-				 KPROG_FEAT_COLL | KPROG_FEAT_RECV_BATCH);
+				 KPROG_FEAT_COLL | KPROG_FEAT_RECV_BATCH |
+				 KPROG_FEAT_WAIT_POLL);
 	EXPECT_EQ(info.transports, KPROG_XPORT_SHM);
 	EXPECT_EQ(info.eager_limit, 8192);
 	EXPECT_EQ(info.eager_quota, 1 << 20);
@@ -467,7 +468,8 @@ TEST_NO_MODULE(main__get_info_without_fast_path_has_no_fastpath_feature)
 	EXPECT_EQ(info.features, KPROG_FEAT_MULTINODE | KPROG_FEAT_LARGE_MSG |
 				 KPROG_FEAT_RECV_ARRIVED | KPROG_FEAT_PEERS |
 				 KPROG_FEAT_TIMES | KPROG_FEAT_WAITER |
-				 KPROG_FEAT_COLL | KPROG_FEAT_RECV_BATCH);
+				 KPROG_FEAT_COLL | KPROG_FEAT_RECV_BATCH |
+				 KPROG_FEAT_WAIT_POLL);
 	EXPECT_EQ(info.fast_limit, 0);
 }
 

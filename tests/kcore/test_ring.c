@@ -460,7 +460,7 @@ TEST(ring__wait_on_events_returns_at_once_when_the_count_moved)
 	w.flags = 0;
 	w.timeout_ns = 100;
 	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_WAIT, &w), -ETIMEDOUT);
-	w.flags = 2;
+	w.flags = 4;
 	EXPECT_ERR(kt_ioctl(b, KPROG_IOC_WAIT, &w), -EINVAL);
 }
 

@@ -1643,7 +1643,10 @@ TEST_F_TIMEOUT(job, wait_events, 120)
 	EXPECT_EQ(-ETIMEDOUT, wait_ev(w, 100000000LL, KPROG_WAIT_EVENTS, ev));
 	EXPECT_EQ(0, wait_ev(w, 20000000000LL, KPROG_WAIT_EVENTS, ev - 1));
 	EXPECT_EQ(0, wait_ev(w, 0, KPROG_WAIT_EVENTS, ev));
-	EXPECT_EQ(-EINVAL, wait_ev(w, 0, 2, ev));
+	EXPECT_EQ(-EINVAL, wait_ev(w, 0, 4, ev));
+	/* KPROG_WAIT_POLL in a job on one node: nothing to poll, as without */
+	EXPECT_EQ(wait_ev(w, 0, 0, 0), wait_ev(w, 0, KPROG_WAIT_POLL, 0));
+	EXPECT_EQ(0, wait_ev(w, 0, KPROG_WAIT_EVENTS | KPROG_WAIT_POLL, ev));
 	EXPECT_EQ(-EINVAL, wait_ev(w, 0, 0x80000000, ev));
 
 	/* a kick from the peer */

@@ -808,6 +808,70 @@ TEST_F(ib, eager_messages_posted_and_unexpected)
 	EXPECT_IDLE();
 }
 
+/* kprog_ib's net_poll parameter; 0 or -errno */
+static int net_poll_set(const char *v)
+{
+	int fd = open(IB_PARAMS "net_poll", O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, strlen(v)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int wait_poll(struct kp_ep *e)
+{
+	struct kprog_wait w = { .timeout_ns = 0, .flags = KPROG_WAIT_POLL };
+
+	return ioctl(e->fd, KPROG_IOC_WAIT, &w) ? -errno : 0;
+}
+
+/*
+ * KPROG_WAIT_POLL: a receiver that spins and polls runs the completions of
+ * the connection itself; messages arrive whole and in order either way,
+ * with net_poll on and off, and polls with nothing there are harmless.
+ */
+TEST_F_TIMEOUT(ib, a_polling_receiver_gets_remote_messages_in_order, 120)
+{
+	struct kp_ep *s = &self->e[1], *r = &self->e[0];
+	enum { N = 16, LEN = 1000 };
+	struct kprog_post ps[N], pr[N];
+	char *sb = buf_new(N * LEN, 0), *rb = buf_new(N * LEN, 0);
+	struct kprog_info info;
+	long long t0;
+	int pass, i, polls;
+
+	ASSERT_EQ(0, get_info(&info));
+	ASSERT_NE(0, info.features & KPROG_FEAT_WAIT_POLL);
+	ASSERT_NE(NULL, sb);
+	ASSERT_NE(NULL, rb);
+	for (pass = 0; pass < 2; pass++) {
+		ASSERT_EQ(0, net_poll_set(pass ? "0" : "1"));
+		for (i = 0; i < N; i++)
+			kp_fill(sb + i * LEN, LEN, 77 + i, 0);
+		EXPECT_EQ(0, wait_poll(r));	/* nothing there yet */
+		for (i = 0; i < N; i++)
+			ASSERT_EQ(0, kp_recv(r, 1, rb + i * LEN, LEN, 1, 9, 0, 0, &pr[i]));
+		for (i = 0; i < N; i++)
+			ASSERT_EQ(0, kp_send(s, 2, sb + i * LEN, LEN, 0, 9, 0, 0, &ps[i]));
+		t0 = kp_now_ms();
+		for (polls = 0; kp_ring_count(r) < N && kp_now_ms() - t0 < 20000; polls++)
+			wait_poll(r);
+		EXPECT_EQ(N, kp_ring_count(r)) TH_LOG("pass %d after %d polls", pass, polls);
+		/* same tag, same source: in posting order, each its own data */
+		for (i = 0; i < N; i++)
+			check_cqe(_metadata, r, &pr[i], 0, LEN, 1, 9, rb + i * LEN, 77 + i);
+		for (i = 0; i < N; i++)
+			check_cqe(_metadata, s, &ps[i], 0, LEN, 0, 9, NULL, 0);
+	}
+	EXPECT_EQ(0, net_poll_set("1"));
+	kp_free(sb, N * LEN);
+	kp_free(rb, N * LEN);
+	EXPECT_IDLE();
+}
+
 TEST_F_TIMEOUT(ib, rendezvous_of_one_and_several_registrations, 300)
 {
 	size_t e = kp_eager(&self->e[0]);

@@ -335,8 +335,17 @@ struct kprog_cancel {
  * count (kprog_ring_hdr.events) differs from @events: read it, look at
  * everything it covers, then sleep with it. The 8-byte struct of ABI
  * version 1 (no @flags) is still accepted.
+ * With KPROG_WAIT_POLL (KPROG_FEAT_WAIT_POLL) it first runs, on the
+ * caller's CPU, the completions the network transport's completion
+ * queues already hold for the connections to this job's nodes, as their
+ * completion event would later: a rank that spins for a message from
+ * another node calls it with @timeout_ns 0 now and then, and sees the
+ * message as soon as the NIC has delivered it (without the flag, only
+ * once the event has been handled, possibly on another CPU). A job on
+ * one node, or a module without a network transport, polls nothing.
  */
 #define KPROG_WAIT_EVENTS	(1U << 0)
+#define KPROG_WAIT_POLL		(1U << 1)
 
 struct kprog_wait {
 	__s64 timeout_ns;
@@ -469,6 +478,7 @@ struct kprog_cqe_times {
 #define KPROG_FEAT_GRANTS	(1U << 8)	/* rendezvous sends in channels */
 #define KPROG_FEAT_COLL		(1U << 9)	/* KPROG_IOC_COLL schedules */
 #define KPROG_FEAT_RECV_BATCH	(1U << 12)	/* KPROG_IOC_RECV_BATCH */
+#define KPROG_FEAT_WAIT_POLL	(1U << 13)	/* KPROG_WAIT_POLL */
 
 #define KPROG_XPORT_SHM		(1U << 0)
 #define KPROG_XPORT_IB		(1U << 1)
