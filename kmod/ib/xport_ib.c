@@ -190,6 +190,21 @@ static int kprog_ib_send_env(struct kprog_job *job,
 	return err;
 }
 
+/*
+ * The existing connection to node @n of @job, referenced, if that node is
+ * reached through this transport (another node, or any with net_only);
+ * NULL otherwise. Connects nothing.
+ */
+static struct kprog_ib_conn *kprog_ib_job_conn(struct kprog_job *job, u32 n)
+{
+	struct kprog_ib_conn *conn;
+
+	if (n == job->self_node && !job->net_only)
+		return NULL;
+	conn = kprog_ib_conn_get(&job->nodes[n], false);
+	return IS_ERR_OR_NULL(conn) ? NULL : conn;
+}
+
 /* Tell the nodes this node talks to that @rank of @job left. */
 static void kprog_ib_rank_left(struct kprog_job *job, u32 rank)
 {
@@ -198,11 +213,9 @@ static void kprog_ib_rank_left(struct kprog_job *job, u32 rank)
 	u32 n;
 
 	for (n = 0; n < job->nr_nodes; n++) {
-		if (n == job->self_node && !job->net_only)
-			continue;
 		/* Only where a connection exists: others hold nothing of it. */
-		conn = kprog_ib_conn_get(&job->nodes[n], false);
-		if (IS_ERR_OR_NULL(conn))
+		conn = kprog_ib_job_conn(job, n);
+		if (!conn)
 			continue;
 		out = kprog_ib_out_alloc(KPROG_IB_CTL_MAX, GFP_KERNEL);
 		if (out) {
@@ -227,10 +240,8 @@ static void kprog_ib_poll(struct kprog_job *job)
 	if (!READ_ONCE(kprog_ib_net_poll) || !job->rank_node)
 		return;
 	for (n = 0; n < job->nr_nodes; n++) {
-		if (n == job->self_node && !job->net_only)
-			continue;
-		conn = kprog_ib_conn_get(&job->nodes[n], false);
-		if (IS_ERR_OR_NULL(conn))
+		conn = kprog_ib_job_conn(job, n);
+		if (!conn)
 			continue;
 		kprog_ib_conn_poll(conn);
 		kprog_ib_conn_put(conn);

@@ -58,22 +58,6 @@ static long module_refs(void)
 	return kp_sysfs_param("/sys/module/kprog/", "refcnt");
 }
 
-/* kprog's vmalloc areas (rings, grant tables, channels); needs root. */
-static long vmalloc_areas(void)
-{
-	char line[512];
-	long n = 0;
-	FILE *f = fopen("/proc/vmallocinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[kprog]"))
-			n++;
-	fclose(f);
-	return n;
-}
-
 /* The kernel's page pins held now (acquired - released), -1: unknown. */
 static long long pins(void)
 {
@@ -109,11 +93,11 @@ static int settles_to(long refs, long areas)
 {
 	long long end = kp_now_ms() + 5000;
 
-	while (module_refs() > refs || vmalloc_areas() > areas ||
+	while (module_refs() > refs || kp_vmalloc_areas() > areas ||
 	       pins() > pins_at_start) {
 		if (kp_now_ms() > end) {
 			fprintf(stderr, "# not back: module refs %ld (was %ld), kprog vmalloc areas %ld (was %ld), page pins %lld (was %lld)\n",
-				module_refs(), refs, vmalloc_areas(), areas,
+				module_refs(), refs, kp_vmalloc_areas(), areas,
 				pins(), pins_at_start);
 			return 0;
 		}
@@ -310,7 +294,7 @@ FIXTURE_SETUP(cc)
 	close(fd);
 	if (!(info.features & KPROG_FEAT_COLL))
 		SKIP(return, "module without KPROG_FEAT_COLL");
-	if (vmalloc_areas() < 0)
+	if (kp_vmalloc_areas() < 0)
 		SKIP(return, "no /proc/vmallocinfo (root needed)");
 }
 
@@ -416,7 +400,7 @@ TEST_F_TIMEOUT(cc, threads_post_schedules_and_point_to_point_on_one_fd, 300)
 	struct kp_ep e[2];
 	struct mtep m[2];
 	volatile int stop = 0;
-	long refs = module_refs(), areas = vmalloc_areas();
+	long refs = module_refs(), areas = kp_vmalloc_areas();
 	int r, k, iters = 24 * scale(), fds[2][NT];
 
 	if (_metadata->skip)
@@ -566,7 +550,7 @@ static void closer_free(struct closer *c)
 
 TEST_F_TIMEOUT(cc, close_with_schedules_timers_and_work_in_flight, 300)
 {
-	long refs = module_refs(), areas = vmalloc_areas();
+	long refs = module_refs(), areas = kp_vmalloc_areas();
 	long long delay = kp_param("coll_start_delay_us");
 	int writable = kp_param_writable("coll_start_delay_us");
 	int rounds = 12 * scale(), i, k, bad = 0, hung = 0;
@@ -670,7 +654,7 @@ static void note_err(int *errs, int err)
 
 TEST_F_TIMEOUT(cc, forked_children_post_on_the_shared_fd_and_exit, 300)
 {
-	long refs = module_refs(), areas = vmalloc_areas();
+	long refs = module_refs(), areas = kp_vmalloc_areas();
 	int children = 16 * scale(), i, status, bad_exit = 0, missing = 0;
 	int sends = children / 4 < 40 ? children / 4 : 40, got = 0, top = 0;
 	int cerrs[8] = { 0 }, rerrs[8] = { 0 };
@@ -806,7 +790,7 @@ static void *unmap_fn(void *arg)
 TEST_F_TIMEOUT(cc, munmap_or_mremap_during_long_reduce_and_copy, 300)
 {
 	size_t len = 8u << 20, i;
-	long refs = module_refs(), areas = vmalloc_areas();
+	long refs = module_refs(), areas = kp_vmalloc_areas();
 	int rounds = 24 * scale(), r, n[3] = { 0 }, other = 0, hung = 0;
 	struct mtep m;
 
@@ -872,7 +856,7 @@ TEST_F_TIMEOUT(cc, munmap_or_mremap_during_long_reduce_and_copy, 300)
 TEST_F_TIMEOUT(cc, munmap_of_a_receive_buffer_during_its_transfer, 300)
 {
 	size_t len = 16u << 20;
-	long refs = module_refs(), areas = vmalloc_areas();
+	long refs = module_refs(), areas = kp_vmalloc_areas();
 	int rounds = 12 * scale(), r, hung = 0, other = 0, failed = 0;
 	unsigned char *src;
 	struct mtep m[2];
@@ -971,7 +955,7 @@ static void *race_fn(void *arg)
 
 TEST_F_TIMEOUT(cc, threads_race_for_the_last_max_colls_slots, 300)
 {
-	long refs = module_refs(), areas = vmalloc_areas();
+	long refs = module_refs(), areas = kp_vmalloc_areas();
 	long long max = kp_param("max_colls");
 	int rounds = 8 * scale(), r, k, i, total, bad = 0;
 	struct racer *x = calloc(4, sizeof(*x));
@@ -1131,7 +1115,7 @@ static void *partner_fn(void *arg)
 
 TEST_F_TIMEOUT(cc, killed_peer_ends_its_partners_schedules_with_an_error, 300)
 {
-	long refs = module_refs(), areas = vmalloc_areas();
+	long refs = module_refs(), areas = kp_vmalloc_areas();
 	int rounds = 10 * scale(), r, k, bad = 0, p2[2];
 	long ok = 0;
 

@@ -24,22 +24,6 @@ static int rounds(void)
 	return s ? atoi(s) : 2000;
 }
 
-/* kprog's vmalloc areas (needs root: vmallocinfo is 0400). */
-static long vmalloc_areas(void)
-{
-	char line[512];
-	long n = 0;
-	FILE *f = fopen("/proc/vmallocinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[kprog]"))
-			n++;
-	fclose(f);
-	return n;
-}
-
 struct racer {
 	pthread_barrier_t *start, *done;
 	int *fd;
@@ -78,7 +62,7 @@ TEST(join_race)
 	int fd = -1, stop = 0, n = rounds(), i, bad = 0;
 	__u64 key = 0;
 
-	g0 = vmalloc_areas();
+	g0 = kp_vmalloc_areas();
 	if (g0 < 0)
 		SKIP(return, "no /proc/vmallocinfo");
 	pthread_barrier_init(&start, NULL, 3);
@@ -102,7 +86,7 @@ TEST(join_race)
 	pthread_barrier_wait(&start);
 	for (i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
-	g1 = vmalloc_areas();
+	g1 = kp_vmalloc_areas();
 	TH_LOG("%d rounds: wins %d+%d, EISCONN %d+%d, kprog vmalloc areas %ld -> %ld",
 	       n, rc[0].wins, rc[1].wins, rc[0].eisconn, rc[1].eisconn, g0, g1);
 	EXPECT_EQ(0, rc[0].other);
@@ -117,7 +101,7 @@ TEST(fork_join_race)
 	int n = rounds() / 4, i, wins = 0, status;
 	long g0, g1;
 
-	g0 = vmalloc_areas();
+	g0 = kp_vmalloc_areas();
 	if (g0 < 0)
 		SKIP(return, "no /proc/vmallocinfo");
 	for (i = 0; i < n; i++) {
@@ -152,7 +136,7 @@ TEST(fork_join_race)
 		wins += !err;
 		close(fd);
 	}
-	g1 = vmalloc_areas();
+	g1 = kp_vmalloc_areas();
 	TH_LOG("%d rounds: parent won %d, kprog vmalloc areas %ld -> %ld",
 	       n, wins, g0, g1);
 	EXPECT_EQ(g0, g1);

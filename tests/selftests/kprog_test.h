@@ -74,6 +74,22 @@ static inline long long kp_sysfs_param(const char *dir, const char *name)
 	return strtoll(buf, NULL, 0);
 }
 
+/* kprog's vmalloc areas (rings, grant tables, channels); -1: unreadable (needs root). */
+static inline long kp_vmalloc_areas(void)
+{
+	char line[512];
+	long n = 0;
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[kprog]"))
+			n++;
+	fclose(f);
+	return n;
+}
+
 static inline long long kp_param(const char *name)
 {
 	return kp_sysfs_param(KP_PARAM_DIR, name);
