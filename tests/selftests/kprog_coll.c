@@ -37,15 +37,7 @@ static unsigned int nsteps;
 static void add(__u8 kind, __u32 round, __s32 peer, const void *src, void *dst,
 		__u64 len)
 {
-	struct kprog_coll_step *s = &steps[nsteps++];
-
-	memset(s, 0, sizeof(*s));
-	s->kind = kind;
-	s->round = round;
-	s->peer = peer;
-	s->src = (__u64)(uintptr_t)src;
-	s->dst = (__u64)(uintptr_t)dst;
-	s->len = len;
+	kp_coll_step(&steps[nsteps++], kind, round, peer, src, dst, len);
 }
 
 static void add_red(__u32 round, __u8 dtype, __u8 op, const void *src,

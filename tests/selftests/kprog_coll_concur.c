@@ -152,15 +152,7 @@ struct sb {
 static void sb_add(struct sb *b, __u8 kind, __u32 round, __s32 peer,
 		   const void *src, void *dst, __u64 len)
 {
-	struct kprog_coll_step *s = &b->st[b->n++];
-
-	memset(s, 0, sizeof(*s));
-	s->kind = kind;
-	s->round = round;
-	s->peer = peer;
-	s->src = (__u64)(uintptr_t)src;
-	s->dst = (__u64)(uintptr_t)dst;
-	s->len = len;
+	kp_coll_step(&b->st[b->n++], kind, round, peer, src, dst, len);
 }
 
 static void sb_red(struct sb *b, __u32 round, const void *src, void *dst,

@@ -90,6 +90,19 @@ static inline long kp_vmalloc_areas(void)
 	return n;
 }
 
+/* One step of a collective schedule (KPROG_IOC_COLL), the rest zero. */
+static inline void kp_coll_step(struct kprog_coll_step *s, __u8 kind, __u32 round,
+				__s32 peer, const void *src, void *dst, __u64 len)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->round = round;
+	s->peer = peer;
+	s->src = (__u64)(uintptr_t)src;
+	s->dst = (__u64)(uintptr_t)dst;
+	s->len = len;
+}
+
 static inline long long kp_param(const char *name)
 {
 	return kp_sysfs_param(KP_PARAM_DIR, name);
