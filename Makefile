@@ -51,7 +51,7 @@ DKMS_FILES := dkms.conf Kbuild kmod/Kbuild kmod/core/Kbuild kmod/ib/Kbuild \
 	      $(filter-out %.mod.c,$(wildcard kmod/core/*.[ch] kmod/ib/*.[ch])) \
 	      include/uapi/linux/kprog.h
 
-.PHONY: all module user $(USER_DIRS) install install-dkms uninstall deb print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode check-mpich overlap-twonode check-osu-coll demo microbench latency apps checkpatch kcore clean
+.PHONY: all module user $(USER_DIRS) install install-dkms uninstall deb print-kdir setup check check-dkms check-huge check-fuzz check-faults check-debug check-twonode check-mpich overlap-twonode check-osu-coll check-imb-coll demo microbench latency apps checkpatch kcore clean
 
 all: module user
 
@@ -217,6 +217,22 @@ check-osu-coll: setup
 	$(MAKE) all
 	$(if $(OSU_TWONODE),scripts/vm-run --nodes 2 --timeout 14400 -- bench/coll/check-osu-coll $(OSU) --twonode $(OSU_ARGS),$\
 		scripts/vm-run --timeout 14400 -- bench/coll/check-osu-coll $(OSU) $(OSU_ARGS))
+
+# The Intel MPI Benchmarks' collectives (every IMB-NBC benchmark and IMB-MPI1's
+# blocking ones) with IMB's own buffer check, np 2, 3 and 4, plain Open MPI then
+# under the shim (bench/coll/check-imb-coll; about an hour under emulation, not
+# part of `make check`). IMB is third-party code, built outside this tree with
+# -DCHECK: IMB=<that build's directory>; docs/benchmarks-coll.md (fourteenth
+# session) has how. IMB_ARGS= more options, e.g. "--np 2 --only nbc".
+IMB ?= $(KPROG_IMB_DIR)
+check-imb-coll: setup
+	@if [ -z "$(IMB)" ] || [ -z "$$(find "$(IMB)" -name IMB-NBC -type f 2>/dev/null | head -1)" ]; then \
+		echo "check-imb-coll: IMB-NBC not found (IMB=$(IMB)); build Intel MPI Benchmarks with -DCHECK"; \
+		echo "  outside this tree (docs/benchmarks-coll.md, fourteenth session), then: make check-imb-coll IMB=/path"; \
+		exit 2; \
+	fi
+	$(MAKE) all
+	scripts/vm-run --timeout 14400 -- bench/coll/check-imb-coll $(IMB) $(IMB_ARGS)
 
 # Unit tests of kmod/core/*.c (and ib/ib_plan.c) compiled in user space against the kernel headers,
 # with mocks, ASan/UBSan and gcov (tests/kcore/README); no VM, seconds.
