@@ -6,7 +6,8 @@
  * binomial broadcast, two allreduces in flight at once), which the
  * kernel progresses with no further call; bad arguments get their
  * errnos; a process killed mid-schedule gives the survivor -ECONNRESET,
- * and every file and reference goes.
+ * and every file and reference goes; a non-root rank's steps, started by
+ * the work item, pin no more than its RLIMIT_MEMLOCK.
  *
  * With KPROG_COLL_NET=1 (and kprog_ib.ko with an RDMA device, as
  * `scripts/vm-run --rxe` sets up) the ranks join with KPROG_JOIN_NET_ONLY,
