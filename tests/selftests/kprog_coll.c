@@ -6,13 +6,16 @@
  * binomial broadcast, two allreduces in flight at once), which the
  * kernel progresses with no further call; bad arguments get their
  * errnos; a process killed mid-schedule gives the survivor -ECONNRESET,
- * and every file and reference goes.
+ * and every file and reference goes; a non-root rank's steps, started by
+ * the work item, pin no more than its RLIMIT_MEMLOCK.
  *
  * With KPROG_COLL_NET=1 (and kprog_ib.ko with an RDMA device, as
  * `scripts/vm-run --rxe` sets up) the ranks join with KPROG_JOIN_NET_ONLY,
  * so that every step crosses the ibverbs transport's loopback:
  *   scripts/vm-run --rxe -- env KPROG_COLL_NET=1 SELFTESTS=kprog_coll tests/selftests/run
  */
+#define _GNU_SOURCE	/* setresuid() */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include "kprog_test.h"
 
@@ -24,6 +27,9 @@ struct shared {
 	int joined;
 	int entered[MAXN];
 	int errs[MAXN];
+	int cqe_err[MAXN];	/* memlock_rank(): its schedule's completion */
+	long pin_kib[MAXN];	/* memlock_rank(): the most VmPin it saw */
+	long pin_left[MAXN];	/* memlock_rank(): VmPin once it was done */
 };
 
 static struct shared *sh;
@@ -305,6 +311,93 @@ static int bcast_rank(struct kp_ep *e, int rank, int n, void *arg)
 	return ret;
 }
 
+/* ---- a non-root poster's RLIMIT_MEMLOCK ---- */
+
+/* Pages this process has pinned long-term (mm->pinned_vm) in KiB, or -1. */
+static long vm_pin_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+struct ml_arg {
+	size_t len;		/* bytes rank 1 sends to rank 0 */
+	rlim_t limit;		/* both ranks' RLIMIT_MEMLOCK, in bytes */
+};
+
+/*
+ * Rank 1 sends @len bytes to rank 0 in a one-step schedule each, posted
+ * as uid nobody (no CAP_IPC_LOCK) with `ulimit -l` @limit bytes: a
+ * rendezvous step, which the work item starts (a kernel thread, which has
+ * every capability). Records the completion's error, the most the rank
+ * had pinned long-term while it waited (sampled) and what was left pinned
+ * once its buffer was unmapped; fails only when the test itself could not
+ * run, or rank 0 got the wrong bytes.
+ */
+static int memlock_rank(struct kp_ep *e, int rank, int n, void *arg)
+{
+	struct ml_arg *a = arg;
+	struct rlimit rl = { a->limit, a->limit };
+	unsigned char *buf = kp_alloc(a->len);
+	long long end = kp_now_ms() + TMO_MS;
+	struct kprog_cqe q = { 0 };
+	struct kprog_coll c;
+	long pin, max = 0;
+	int ret, i;
+
+	if (!buf)
+		return -ENOMEM;
+	if (rank == 1)
+		kp_fill(buf, a->len, 61, 0);
+	/* Joined as root; the schedule is posted as nobody. */
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)) {
+		kp_free(buf, a->len);
+		return -EPERM;
+	}
+	nsteps = 0;
+	if (rank == 1)
+		add(KPROG_STEP_SEND, 0, 0, buf, NULL, a->len);
+	else
+		add(KPROG_STEP_RECV, 0, 1, NULL, buf, a->len);
+	ret = coll_post(e, 6, 600, &c);
+	if (!ret && c.done)
+		q = c.cqe;
+	while (!ret && !c.done) {
+		pin = vm_pin_kib();
+		if (pin > max)
+			max = pin;
+		kp_ring_drain(e);
+		if (kp_take(e, 600, &q))
+			break;
+		if (e->ring_bad)
+			ret = -EPROTO;
+		else if (kp_now_ms() > end)
+			ret = -ETIMEDOUT;
+		else
+			kp_wait_some(e, 1);
+	}
+	sh->cqe_err[rank] = q.error;
+	sh->pin_kib[rank] = max;
+	if (!ret && rank == 0 && !q.error && kp_check(buf, a->len, 61, 0) >= 0)
+		ret = -EBADMSG;
+	kp_free(buf, a->len);
+	/* A pin's release may be deferred to a worker. */
+	for (i = 0; i < 200 && vm_pin_kib() > 0; i++)
+		usleep(10000);
+	sh->pin_left[rank] = vm_pin_kib();
+	return ret;
+}
+
 FIXTURE(coll) {
 	int dummy;
 };
@@ -388,6 +481,47 @@ TEST_F_TIMEOUT(coll, binomial_broadcast, 120)
 
 	EXPECT_EQ(0, run_ranks(4, bcast_rank, &small));
 	EXPECT_EQ(0, run_ranks(3, bcast_rank, &big));
+}
+
+/*
+ * A schedule's steps may pin no more of a process than its RLIMIT_MEMLOCK,
+ * although the work item that starts them is a kernel thread: a non-root
+ * rank with 16 KiB of `ulimit -l` posts a rendezvous-sized send, which the
+ * ibverbs transport must pin long-term (KPROG_COLL_NET=1): refused with
+ * ENOMEM (the receiver then sees the sender leave); within 8 MiB it is
+ * pinned chunk by chunk. Over the shared-memory transport nothing is
+ * pinned long-term (chunk by chunk, for the copy only), and both complete.
+ * Never more pinned than the limit, and nothing left pinned.
+ */
+TEST_F_TIMEOUT(coll, steps_of_a_non_root_poster_stay_within_its_memlock_limit,
+	       180)
+{
+	struct ml_arg a = { .len = 4 << 20, .limit = 16384 };
+	int r;
+
+	EXPECT_EQ(0, run_ranks(2, memlock_rank, &a));
+	if (use_net) {
+		EXPECT_EQ(-ENOMEM, sh->cqe_err[1]) TH_LOG("%s",
+			kp_strerr(sh->cqe_err[1]));
+		EXPECT_EQ(-ECONNRESET, sh->cqe_err[0]) TH_LOG("%s",
+			kp_strerr(sh->cqe_err[0]));
+	} else {
+		EXPECT_EQ(0, sh->cqe_err[1]);
+		EXPECT_EQ(0, sh->cqe_err[0]);
+	}
+	for (r = 0; r < 2; r++) {
+		EXPECT_GE(16, sh->pin_kib[r]) TH_LOG("rank %d", r);
+		EXPECT_EQ(0, sh->pin_left[r]) TH_LOG("rank %d", r);
+	}
+
+	a.limit = 8 << 20;
+	EXPECT_EQ(0, run_ranks(2, memlock_rank, &a));
+	for (r = 0; r < 2; r++) {
+		EXPECT_EQ(0, sh->cqe_err[r]) TH_LOG("rank %d: %s", r,
+			kp_strerr(sh->cqe_err[r]));
+		EXPECT_GE(8192, sh->pin_kib[r]) TH_LOG("rank %d", r);
+		EXPECT_EQ(0, sh->pin_left[r]) TH_LOG("rank %d", r);
+	}
 }
 
 static int bad_args_checks(struct kp_ep *e)
