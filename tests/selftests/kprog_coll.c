@@ -313,22 +313,6 @@ static int bcast_rank(struct kp_ep *e, int rank, int n, void *arg)
 
 /* ---- a non-root poster's RLIMIT_MEMLOCK ---- */
 
-/* Pages this process has pinned long-term (mm->pinned_vm) in KiB, or -1. */
-static long vm_pin_kib(void)
-{
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 struct ml_arg {
 	size_t len;		/* bytes rank 1 sends to rank 0 */
 	rlim_t limit;		/* both ranks' RLIMIT_MEMLOCK, in bytes */
@@ -373,7 +357,7 @@ static int memlock_rank(struct kp_ep *e, int rank, int n, void *arg)
 	if (!ret && c.done)
 		q = c.cqe;
 	while (!ret && !c.done) {
-		pin = vm_pin_kib();
+		pin = kp_vm_pin_kib();
 		if (pin > max)
 			max = pin;
 		kp_ring_drain(e);
@@ -392,9 +376,9 @@ static int memlock_rank(struct kp_ep *e, int rank, int n, void *arg)
 		ret = -EBADMSG;
 	kp_free(buf, a->len);
 	/* A pin's release may be deferred to a worker. */
-	for (i = 0; i < 200 && vm_pin_kib() > 0; i++)
+	for (i = 0; i < 200 && kp_vm_pin_kib() > 0; i++)
 		usleep(10000);
-	sh->pin_left[rank] = vm_pin_kib();
+	sh->pin_left[rank] = kp_vm_pin_kib();
 	return ret;
 }
 

@@ -488,22 +488,6 @@ TEST_F(ib, changing_a_node_pair_needs_cap_net_admin)
 
 #endif /* KPROG_IB_ONLY_LIMITS */
 
-/* Pages this process has pinned long-term (mm->pinned_vm), or -1. */
-static long vm_pin_kib(void)
-{
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 /*
  * A sender of @len bytes in a child with `ulimit -l` @limit bytes, without
  * CAP_IPC_LOCK (uid nobody): 0 when its send completed and its pins were
@@ -529,9 +513,9 @@ static int memlock_sender(FIXTURE_DATA(ib) *self, size_t len, rlim_t limit)
 	/* the pin cache keeps the pages until they are unmapped */
 	kp_free(sb, len);
 	/* the unpinning is deferred to a worker */
-	for (i = 0; i < 100 && vm_pin_kib() > 0; i++)
+	for (i = 0; i < 100 && kp_vm_pin_kib() > 0; i++)
 		usleep(10000);
-	return vm_pin_kib() == 0 ? 0 : 2;
+	return kp_vm_pin_kib() == 0 ? 0 : 2;
 }
 
 /*
@@ -745,7 +729,7 @@ static int memlock_cached_sender(FIXTURE_DATA(ib) *self, rlim_t limit)
 		ret = kp_send(&self->e[1], 2, sb[i], len, 0, 12, 0, 0, &ps);
 		if (ret || kp_complete(&self->e[1], &ps, &c, 60000) || c.error)
 			return 11 + i;
-		if (vm_pin_kib() * 1024 > (long)limit)
+		if (kp_vm_pin_kib() * 1024 > (long)limit)
 			return 14;
 	}
 	if (kp_send(&self->e[1], 2, bb, big, 0, 12, 0, 0, &ps) != -ENOMEM)
@@ -753,9 +737,9 @@ static int memlock_cached_sender(FIXTURE_DATA(ib) *self, rlim_t limit)
 	for (i = 0; i < 3; i++)
 		kp_free(sb[i], len);
 	kp_free(bb, big);
-	for (i = 0; i < 200 && vm_pin_kib() > 0; i++)
+	for (i = 0; i < 200 && kp_vm_pin_kib() > 0; i++)
 		usleep(10000);
-	return vm_pin_kib() == 0 ? 0 : 16;
+	return kp_vm_pin_kib() == 0 ? 0 : 16;
 }
 
 /*

@@ -732,4 +732,20 @@ static inline void *kick_fn(void *arg)
 	return NULL;
 }
 
+/* Pages this process has pinned long-term (mm->pinned_vm, VmPin) in KiB, or -1. */
+static inline long kp_vm_pin_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
 #endif /* KPROG_TEST_H */
