@@ -336,7 +336,7 @@ static int memlock_rank(struct kp_ep *e, int rank, int n, void *arg)
 	struct kprog_cqe q = { 0 };
 	struct kprog_coll c;
 	long pin, max = 0;
-	int ret, i;
+	int ret;
 
 	if (!buf)
 		return -ENOMEM;
@@ -360,25 +360,19 @@ static int memlock_rank(struct kp_ep *e, int rank, int n, void *arg)
 		pin = kp_vm_pin_kib();
 		if (pin > max)
 			max = pin;
-		kp_ring_drain(e);
-		if (kp_take(e, 600, &q))
+		/* 1 ms slices, so that VmPin is sampled while the step runs */
+		ret = kp_wait_cqe(e, 600, &q, 1);
+		if (!ret)
 			break;
-		if (e->ring_bad)
-			ret = -EPROTO;
-		else if (kp_now_ms() > end)
-			ret = -ETIMEDOUT;
-		else
-			kp_wait_some(e, 1);
+		if (ret == -ETIMEDOUT && kp_now_ms() <= end)
+			ret = 0;
 	}
 	sh->cqe_err[rank] = q.error;
 	sh->pin_kib[rank] = max;
 	if (!ret && rank == 0 && !q.error && kp_check(buf, a->len, 61, 0) >= 0)
 		ret = -EBADMSG;
 	kp_free(buf, a->len);
-	/* A pin's release may be deferred to a worker. */
-	for (i = 0; i < 200 && kp_vm_pin_kib() > 0; i++)
-		usleep(10000);
-	sh->pin_left[rank] = kp_vm_pin_kib();
+	sh->pin_left[rank] = kp_vm_pin_settled_kib();
 	return ret;
 }
 

@@ -500,7 +500,7 @@ static int memlock_sender(FIXTURE_DATA(ib) *self, size_t len, rlim_t limit)
 	struct kprog_post ps;
 	struct kprog_cqe c;
 	char *sb = buf_new(len, 77);
-	int ret, i;
+	int ret;
 
 	if (!sb || setrlimit(RLIMIT_MEMLOCK, &rl) ||
 	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
@@ -512,10 +512,7 @@ static int memlock_sender(FIXTURE_DATA(ib) *self, size_t len, rlim_t limit)
 		return 2;
 	/* the pin cache keeps the pages until they are unmapped */
 	kp_free(sb, len);
-	/* the unpinning is deferred to a worker */
-	for (i = 0; i < 100 && kp_vm_pin_kib() > 0; i++)
-		usleep(10000);
-	return kp_vm_pin_kib() == 0 ? 0 : 2;
+	return kp_vm_pin_settled_kib() == 0 ? 0 : 2;
 }
 
 /*
@@ -737,9 +734,7 @@ static int memlock_cached_sender(FIXTURE_DATA(ib) *self, rlim_t limit)
 	for (i = 0; i < 3; i++)
 		kp_free(sb[i], len);
 	kp_free(bb, big);
-	for (i = 0; i < 200 && kp_vm_pin_kib() > 0; i++)
-		usleep(10000);
-	return kp_vm_pin_kib() == 0 ? 0 : 16;
+	return kp_vm_pin_settled_kib() == 0 ? 0 : 16;
 }
 
 /*

@@ -748,4 +748,14 @@ static inline long kp_vm_pin_kib(void)
 	return kib;
 }
 
+/* VmPin once released pins are gone (a release may be deferred to a worker; at most 2 s). */
+static inline long kp_vm_pin_settled_kib(void)
+{
+	int i;
+
+	for (i = 0; i < 200 && kp_vm_pin_kib() > 0; i++)
+		usleep(10000);
+	return kp_vm_pin_kib();
+}
+
 #endif /* KPROG_TEST_H */
