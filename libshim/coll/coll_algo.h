@@ -43,6 +43,7 @@ struct kp_sched {
 /* Algorithm thresholds (bytes), chosen by size and rank count. */
 #define KP_BCAST_LARGE		(64 * 1024)	/* scatter + ring allgather above */
 #define KP_ALLREDUCE_LARGE	(32 * 1024)	/* reduce-scatter + allgather above */
+#define KP_REDUCE_LARGE		(32 * 1024)	/* reduce-scatter + gather above */
 #define KP_ALLTOALL_PAIRWISE	(8 * 1024)	/* pairwise rounds from this block size */
 
 void kp_sched_init(struct kp_sched *s, int rank, int size);
