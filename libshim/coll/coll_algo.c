@@ -396,6 +396,8 @@ KP_COLL_TEXT static void reduce_ring_gather(struct kp_sched *s, const char *sbuf
 	kp_sched_next_round(s);
 }
 
+size_t kp_reduce_large = SIZE_MAX;
+
 void kp_build_reduce(struct kp_sched *s, const void *sbuf, void *rbuf, size_t count,
 		     const struct kp_redop *ro, int root)
 {
@@ -403,7 +405,7 @@ void kp_build_reduce(struct kp_sched *s, const void *sbuf, void *rbuf, size_t co
 
 	if (!bytes)
 		return;
-	if (s->size > 1 && bytes >= KP_REDUCE_LARGE && count >= (size_t)s->size)
+	if (s->size > 1 && bytes >= kp_reduce_large && count >= (size_t)s->size)
 		reduce_ring_gather(s, sbuf, rbuf, count, ro, root);
 	else
 		reduce_binomial(s, sbuf, rbuf, bytes, ro, root);

@@ -597,13 +597,13 @@ static size_t kind_bytes(const struct kp_sched *s, int kind, unsigned int *nr)
 static void t_reduce_shape(int n)
 {
 	struct kp_redop ro = { KPROG_DT_FLOAT, KPROG_OP_SUM, 4 };
-	static const size_t sizes[] = { 1 << 20, 4 << 20, KP_REDUCE_LARGE, 64 + 4 * 3,
-					KP_REDUCE_LARGE - 4 };
+	static const size_t sizes[] = { 1 << 20, 4 << 20, KP_REDUCE_RING, 64 + 4 * 3,
+					KP_REDUCE_RING - 4 };
 	struct sim m;
 
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		size_t bytes = sizes[k], count = bytes / ro.esize;
-		bool large = bytes >= KP_REDUCE_LARGE;
+		bool large = bytes >= kp_reduce_large;
 		int root = (int)k % n;
 		unsigned char *in[MAXR], *rb[MAXR], *want = malloc(bytes);
 		size_t red_sum = 0;
@@ -938,10 +938,15 @@ int main(int argc, char **argv)
 
 	srand(seed);
 	t_executor();
-	for (int n = 2; n <= MAXR; n++)
-		t_reduce_shape(n);
+	/* the reduce both with its ring (from KP_REDUCE_RING) and without (the default) */
+	for (int ring = 0; ring < 2; ring++) {
+		kp_reduce_large = ring ? KP_REDUCE_RING : SIZE_MAX;
+		for (int n = 2; n <= MAXR; n++)
+			t_reduce_shape(n);
+	}
 	for (int it = 0; it < iters; it++)
 		for (int n = 1; n <= MAXR; n++) {
+			kp_reduce_large = it % 2 ? KP_REDUCE_RING : SIZE_MAX;
 			t_barrier(n);
 			t_bcast(n);
 			t_reuse(n);
