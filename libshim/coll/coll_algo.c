@@ -258,45 +258,157 @@ KP_COLL_TEXT void kp_build_bcast(struct kp_sched *s, void *buf, size_t bytes, in
 		bcast_binomial(s, buf, bytes, root);
 }
 
-/* ---- reduce: binomial tree towards the root ---- */
+/* ---- reduce ---- */
+
+/*
+ * Binomial tree towards the root (small). A rank with children reduces
+ * into its accumulator (the receive buffer at the root, else a temporary:
+ * never the send buffer): the first child's vector arrives there directly
+ * and this rank's own is reduced into it (the ops are commutative), so no
+ * rank copies its input first; later children's arrive in a temporary,
+ * the second one's in the round that reduces the rank's own input (they
+ * touch different buffers). In place, the root's input is in the receive
+ * buffer already and every child's arrives in the temporary.
+ */
+KP_COLL_TEXT static void reduce_binomial(struct kp_sched *s, const char *sbuf, char *rbuf,
+					 size_t bytes, const struct kp_redop *ro, int root)
+{
+	int n = s->size, vr = mod(s->rank - root, n), mask;
+	const char *own = sbuf;		/* not reduced into the accumulator yet */
+	char *tmp = NULL, *accw = NULL;
+
+	if (s->rank == root)
+		accw = rbuf;
+	else if (!(vr & 1) && vr + 1 < n && !(accw = kp_sched_tmp(s, bytes)))
+		return;
+	for (mask = 1; mask < n; mask <<= 1) {
+		if (vr & mask) {
+			kp_sched_next_round(s);
+			kp_sched_send(s, mod(vr - mask + root, n), accw ? accw : sbuf, bytes);
+			kp_sched_next_round(s);
+			return;
+		}
+		if (vr + mask >= n)
+			continue;
+		if (own && accw) {
+			kp_sched_recv(s, mod(vr + mask + root, n), accw, bytes);
+			kp_sched_next_round(s);
+			kp_sched_reduce(s, own, accw, bytes, ro->dtype, ro->op);
+			own = NULL;
+			continue;	/* the next receive joins this round */
+		}
+		if (!tmp && !(tmp = kp_sched_tmp(s, bytes)))
+			return;
+		kp_sched_recv(s, mod(vr + mask + root, n), tmp, bytes);
+		kp_sched_next_round(s);
+		kp_sched_reduce(s, tmp, accw, bytes, ro->dtype, ro->op);
+		kp_sched_next_round(s);
+	}
+	kp_sched_next_round(s);
+	/* the root without children (n == 1) */
+	if (own && accw)
+		kp_sched_copy(s, own, accw, bytes);
+}
+
+/* Block i of count elements over n ranks: first elements and count. */
+KP_COLL_TEXT static void eblock(size_t count, int n, int i, size_t *first, size_t *cnt)
+{
+	size_t base = count / n, extra = count % n;
+
+	*first = base * i + ((size_t)i < extra ? (size_t)i : extra);
+	*cnt = base + ((size_t)i < extra);
+}
+
+/*
+ * Large: ring reduce-scatter, then the reduced blocks gathered at the root
+ * (Rabenseifner's reduce-scatter + gather, with a ring for the first half:
+ * n-1 steps of 1/n of the vector, each block reduced on its way round the
+ * ring). Every rank receives and reduces (n-1)/n of the vector, in
+ * parallel, and the root then receives the n-1 reduced blocks it lacks:
+ * 2 (n-1)/n of the vector through the root and (n-1)/n reduced there,
+ * where the binomial tree has it receive and reduce the whole vector
+ * log2 n times, one child after the other, while its children wait.
+ *
+ * The root works in its receive buffer as allreduce_ring() does (blocks
+ * arrive there straight, its own share from the send buffer reduced into
+ * them; in place, they arrive in a temporary and are reduced into the
+ * receive buffer). The others have no receive buffer: the block a step
+ * receives arrives in one of two block-sized temporaries, in turn, its own
+ * share is reduced into it, and the next step sends it on while the other
+ * temporary receives. Rank r ends with block r + 1 reduced over all ranks
+ * and sends it to the root, which holds its own such block already.
+ */
+KP_COLL_TEXT static void reduce_ring_gather(struct kp_sched *s, const char *sbuf, char *rbuf,
+					    size_t count, const struct kp_redop *ro, int root)
+{
+	int n = s->size, r = s->rank, st, b, next = mod(r + 1, n), prev = mod(r - 1, n);
+	size_t es = ro->esize, f, c, f2, c2, bmax = (count / n + 1) * es;
+	bool is_root = r == root;
+	char *tmp = NULL, *w[2] = { NULL, NULL }, *have = NULL;
+	const char *out;
+
+	if (is_root && !sbuf && !(tmp = kp_sched_tmp(s, bmax)))
+		return;
+	if (!is_root && (!(w[0] = kp_sched_tmp(s, bmax)) ||
+			 (n > 2 && !(w[1] = kp_sched_tmp(s, bmax)))))
+		return;
+	for (st = 0; st < n - 1; st++) {
+		eblock(count, n, mod(r - st, n), &f, &c);
+		eblock(count, n, mod(r - st - 1, n), &f2, &c2);
+		if (!st)
+			out = (sbuf ? sbuf : rbuf) + f * es;
+		else
+			out = is_root ? rbuf + f * es : have;
+		xsend(s, next, out, c * es);
+		if (is_root) {
+			char *dst = rbuf + f2 * es;
+
+			xrecv(s, prev, sbuf ? dst : tmp, c2 * es);
+			kp_sched_next_round(s);
+			kp_sched_reduce(s, sbuf ? sbuf + f2 * es : tmp, dst, c2 * es, ro->dtype,
+					ro->op);
+		} else {
+			have = w[st & 1];
+			xrecv(s, prev, have, c2 * es);
+			kp_sched_next_round(s);
+			kp_sched_reduce(s, sbuf + f2 * es, have, c2 * es, ro->dtype, ro->op);
+		}
+		/*
+		 * The root's last reduction (into block r + 1) shares its round
+		 * with the gather's receives (into the others): one hand-off
+		 * fewer on the root's path
+		 */
+		if (!is_root || st < n - 2)
+			kp_sched_next_round(s);
+	}
+	/* gather: block b is with rank b - 1 */
+	if (!is_root) {
+		eblock(count, n, next, &f, &c);
+		xsend(s, root, have, c * es);
+	} else {
+		for (b = 0; b < n; b++) {
+			if (b == next)
+				continue;
+			eblock(count, n, b, &f, &c);
+			xrecv(s, mod(b - 1, n), rbuf + f * es, c * es);
+		}
+	}
+	kp_sched_next_round(s);
+}
+
+size_t kp_reduce_large = SIZE_MAX;
+
 void kp_build_reduce(struct kp_sched *s, const void *sbuf, void *rbuf, size_t count,
 		     const struct kp_redop *ro, int root)
 {
-	int n = s->size, vr = mod(s->rank - root, n), mask;
 	size_t bytes = count * ro->esize;
-	const char *acc;
-	char *tmp = NULL, *accw = NULL;
 
 	if (!bytes)
 		return;
-	if (s->rank == root) {
-		if (sbuf)
-			kp_sched_copy(s, sbuf, rbuf, bytes);
-		accw = rbuf;
-	} else if (!(vr & 1) && vr + 1 < n) {
-		/* has children: accumulate in a copy, never in the send buffer */
-		accw = kp_sched_tmp(s, bytes);
-		if (!accw)
-			return;
-		kp_sched_copy(s, sbuf, accw, bytes);
-	}
-	acc = accw ? accw : sbuf;
-	kp_sched_next_round(s);
-	for (mask = 1; mask < n; mask <<= 1) {
-		if (vr & mask) {
-			kp_sched_send(s, mod(vr - mask + root, n), acc, bytes);
-			kp_sched_next_round(s);
-			return;
-		}
-		if (vr + mask < n) {
-			if (!tmp && !(tmp = kp_sched_tmp(s, bytes)))
-				return;
-			kp_sched_recv(s, mod(vr + mask + root, n), tmp, bytes);
-			kp_sched_next_round(s);
-			kp_sched_reduce(s, tmp, accw, bytes, ro->dtype, ro->op);
-			kp_sched_next_round(s);
-		}
-	}
+	if (s->size > 1 && bytes >= kp_reduce_large && count >= (size_t)s->size)
+		reduce_ring_gather(s, sbuf, rbuf, count, ro, root);
+	else
+		reduce_binomial(s, sbuf, rbuf, bytes, ro, root);
 }
 
 /* ---- allreduce ---- */
@@ -346,15 +458,6 @@ KP_COLL_TEXT static void allreduce_rd(struct kp_sched *s, char *rbuf, size_t byt
 			kp_sched_send(s, r - 1, rbuf, bytes);
 		kp_sched_next_round(s);
 	}
-}
-
-/* Block i of count elements over n ranks: first elements and count. */
-KP_COLL_TEXT static void eblock(size_t count, int n, int i, size_t *first, size_t *cnt)
-{
-	size_t base = count / n, extra = count % n;
-
-	*first = base * i + ((size_t)i < extra ? (size_t)i : extra);
-	*cnt = base + ((size_t)i < extra);
 }
 
 /*

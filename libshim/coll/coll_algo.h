@@ -43,6 +43,15 @@ struct kp_sched {
 /* Algorithm thresholds (bytes), chosen by size and rank count. */
 #define KP_BCAST_LARGE		(64 * 1024)	/* scatter + ring allgather above */
 #define KP_ALLREDUCE_LARGE	(32 * 1024)	/* reduce-scatter + allgather above */
+/*
+ * Reduce: ring reduce-scatter + gather from kp_reduce_large bytes (count >=
+ * n), binomial below. Off by default (SIZE_MAX): in the one timing boot of
+ * the fifteenth session (docs/benchmarks-coll.md) it was slower than the
+ * binomial tree at 64 KiB and not measurably faster at 256 KiB and 1 MiB.
+ * KP_REDUCE_RING is the size it is tested at (test_coll.c).
+ */
+#define KP_REDUCE_RING		(32 * 1024)
+extern size_t kp_reduce_large;
 #define KP_ALLTOALL_PAIRWISE	(8 * 1024)	/* pairwise rounds from this block size */
 
 void kp_sched_init(struct kp_sched *s, int rank, int size);

@@ -572,6 +572,103 @@ static void t_reduction(int n, enum red_kind kind)
 	sim_free(&m);
 }
 
+/* Bytes of a rank's steps of one kind, and how many there are. */
+static size_t kind_bytes(const struct kp_sched *s, int kind, unsigned int *nr)
+{
+	size_t b = 0;
+
+	*nr = 0;
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->steps[i].kind == kind) {
+			b += s->steps[i].len;
+			(*nr)++;
+		}
+	return b;
+}
+
+/*
+ * The shape of a reduce's schedule (issue 30: the algorithm by size and
+ * rank count). Large: the ring reduce-scatter + gather, in which every
+ * rank reduces (n-1)/n of the vector, the root receives 2 (n-1)/n of it
+ * and no rank copies its input; at n = 2 the root's path is two rounds.
+ * Small: the binomial tree, in which no rank copies its input either (the
+ * first child's vector arrives in the accumulator).
+ */
+static void t_reduce_shape(int n)
+{
+	struct kp_redop ro = { KPROG_DT_FLOAT, KPROG_OP_SUM, 4 };
+	static const size_t sizes[] = { 1 << 20, 4 << 20, KP_REDUCE_RING, 64 + 4 * 3,
+					KP_REDUCE_RING - 4 };
+	struct sim m;
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t bytes = sizes[k], count = bytes / ro.esize;
+		bool large = bytes >= kp_reduce_large;
+		int root = (int)k % n;
+		unsigned char *in[MAXR], *rb[MAXR], *want = malloc(bytes);
+		size_t red_sum = 0;
+
+		sim_init(&m, n);
+		for (int r = 0; r < n; r++) {
+			in[r] = malloc(bytes);
+			rb[r] = malloc(bytes);
+			fill_elems(in[r], count, ro.dtype, ro.op, r);
+			memset(rb[r], 0xee, bytes);
+			kp_build_reduce(&m.s[r], in[r], rb[r], count, &ro, root);
+		}
+		for (int r = 0; r < n; r++) {
+			const struct kp_sched *s = &m.s[r];
+			unsigned int nc, nrd, nrv, nsd;
+			size_t cb = kind_bytes(s, KPROG_STEP_COPY, &nc);
+			size_t rdb = kind_bytes(s, KPROG_STEP_REDUCE, &nrd);
+			size_t rvb = kind_bytes(s, KPROG_STEP_RECV, &nrv);
+			size_t sdb = kind_bytes(s, KPROG_STEP_SEND, &nsd);
+
+			red_sum += rdb;
+			EXPECT(!s->oom && nc == 0 && cb == 0,
+			       "reduce n=%d bytes=%zu rank %d: %u copies (%zu bytes)", n, bytes, r, nc,
+			       cb);
+			if (!large)
+				continue;
+			/* every rank reduces (n-1)/n of the vector (blocks differ by an element) */
+			EXPECT(rdb + (size_t)n * ro.esize >= bytes / n * (n - 1) &&
+			       rdb <= (bytes / n + ro.esize) * (n - 1),
+			       "reduce n=%d bytes=%zu rank %d reduces %zu bytes", n, bytes, r, rdb);
+			if (r == root)
+				EXPECT(rvb <= 2 * (bytes / n + ro.esize) * (n - 1) &&
+				       rvb + 2 * (size_t)n * ro.esize >= 2 * (bytes / n) * (n - 1) &&
+				       nrv == 2 * (unsigned int)(n - 1),
+				       "reduce n=%d bytes=%zu root receives %zu bytes in %u steps", n,
+				       bytes, rvb, nrv);
+			else
+				EXPECT(sdb <= (size_t)n * (bytes / n + ro.esize) && nsd == (unsigned int)n,
+				       "reduce n=%d bytes=%zu rank %d sends %zu bytes in %u steps", n,
+				       bytes, r, sdb, nsd);
+			if (n == 2 && r == root)
+				EXPECT(s->n && s->steps[s->n - 1].round == 1,
+				       "reduce n=2 bytes=%zu: the root's path is %u rounds", bytes,
+				       s->n ? s->steps[s->n - 1].round + 1 : 0);
+		}
+		if (large)
+			EXPECT(red_sum + (size_t)n * n * ro.esize >= bytes / n * (n - 1) * n,
+			       "reduce n=%d bytes=%zu: %zu bytes reduced in all", n, bytes, red_sum);
+		else if (n == 2)
+			EXPECT(m.s[root].n == 2 && m.s[root].steps[0].kind == KPROG_STEP_RECV &&
+			       m.s[root].steps[0].dst == (uint64_t)(uintptr_t)rb[root],
+			       "reduce n=2 bytes=%zu: the root receives into its receive buffer", bytes);
+		EXPECT(run(&m), "reduce shape n=%d bytes=%zu", n, bytes);
+		direct(in, 0, n - 1, bytes, &ro, want);
+		EXPECT(same(ro.dtype, rb[root], want, bytes), "reduce shape n=%d bytes=%zu root=%d",
+		       n, bytes, root);
+		for (int r = 0; r < n; r++) {
+			free(in[r]);
+			free(rb[r]);
+		}
+		free(want);
+		sim_free(&m);
+	}
+}
+
 static void t_reduce_scatter(int n)
 {
 	struct sim m;
@@ -841,8 +938,15 @@ int main(int argc, char **argv)
 
 	srand(seed);
 	t_executor();
+	/* the reduce both with its ring (from KP_REDUCE_RING) and without (the default) */
+	for (int ring = 0; ring < 2; ring++) {
+		kp_reduce_large = ring ? KP_REDUCE_RING : SIZE_MAX;
+		for (int n = 2; n <= MAXR; n++)
+			t_reduce_shape(n);
+	}
 	for (int it = 0; it < iters; it++)
 		for (int n = 1; n <= MAXR; n++) {
+			kp_reduce_large = it % 2 ? KP_REDUCE_RING : SIZE_MAX;
 			t_barrier(n);
 			t_bcast(n);
 			t_reuse(n);
